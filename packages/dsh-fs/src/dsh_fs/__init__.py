@@ -1,0 +1,64 @@
+"""dsh-fs: the filesystem seam of the dsh tool stack.
+
+``FileSystem`` is the abstract backend (eight async primitives), the value
+types cross it, ``FsError`` is the one failure type, and the ``fs_*`` hook
+specs are the events a tool host and its plugins share.
+"""
+
+from ._errors import FsError, FsErrorCode
+from ._filesystem import FileSystem
+from ._types import (
+    CreateIfAbsent,
+    EditGuard,
+    EntryType,
+    FsDirEntry,
+    FsEditOutcome,
+    FsEditRequest,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsWriteOutcome,
+    PathType,
+    ReplaceIfVersion,
+    WriteIntent,
+)
+from .entry_points import (
+    BACKENDS_GROUP,
+    PLUGINS_GROUP,
+    EntryPointNotFound,
+    installed_names,
+    load_backend,
+    load_backend_factory,
+    load_plugin,
+)
+from .hookspecs import FsHookSpecs, hookimpl, hookspec, make_plugin_manager
+
+__all__ = [
+    "BACKENDS_GROUP",
+    "PLUGINS_GROUP",
+    "CreateIfAbsent",
+    "EditGuard",
+    "EntryPointNotFound",
+    "EntryType",
+    "FileSystem",
+    "FsDirEntry",
+    "FsEditOutcome",
+    "FsEditRequest",
+    "FsError",
+    "FsErrorCode",
+    "FsHookSpecs",
+    "FsInfo",
+    "FsPathInfo",
+    "FsTarget",
+    "FsWriteOutcome",
+    "PathType",
+    "ReplaceIfVersion",
+    "WriteIntent",
+    "hookimpl",
+    "hookspec",
+    "installed_names",
+    "load_backend",
+    "load_backend_factory",
+    "load_plugin",
+    "make_plugin_manager",
+]

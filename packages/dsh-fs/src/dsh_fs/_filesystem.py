@@ -1,0 +1,109 @@
+"""The seam: eight async primitives every storage backend implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+
+from ._types import (
+    EditGuard,
+    FsDirEntry,
+    FsEditOutcome,
+    FsEditRequest,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsWriteOutcome,
+    WriteIntent,
+)
+
+
+class FileSystem(ABC):
+    """A storage backend, seen through eight ``async`` primitives.
+
+    Rules every backend keeps (``dsh_fs.testing`` checks each one):
+
+    1. **Atomic mutations.** A reader never sees a partly written file; a
+       failed or cancelled write leaves the previous content intact and no
+       temporary, backup or lock file behind.
+    2. **Per-target serialization.** ``write_text`` and ``edit_text`` on one
+       target run one at a time, in arrival order. Of two guarded mutations
+       from the same version exactly one succeeds; the other fails
+       ``FS_STALE_VERSION``.
+    3. **Guard before match.** A stale guarded edit fails ``FS_STALE_VERSION``
+       even when its ``old_string`` no longer matches.
+    4. **The version moves on every change**, and a mutation returns the
+       version a fresh ``stat`` would report.
+    5. **Cancellation** (anyio cancel scopes) works at every await point; a
+       cancelled mutation leaves the target unchanged and the cancellation
+       exception propagates.
+    6. **Text only.** Binary or non-UTF-8 content fails ``FS_NOT_TEXT``.
+
+    Every failure is an :class:`~dsh_fs.FsError`; raw ``OSError`` and friends
+    never escape. Backends know nothing about hooks or the model.
+    """
+
+    @abstractmethod
+    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
+        """Resolve ``path`` (relative to ``cwd``, else the backend's default).
+
+        An absolute path ignores both. An empty or whitespace-only path fails
+        ``FS_NOT_FOUND`` ``file_path must be a non-empty string``. The path
+        need not exist: the key of a missing file is stable across its creation.
+        """
+
+    @abstractmethod
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        """Version, type and size of ``target`` (symlinks followed), or ``None`` if absent.
+
+        A parent segment that is a file also gives ``None``. Never reads content.
+        """
+
+    @abstractmethod
+    async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
+        """Like ``stat`` for a path, without following a final symlink."""
+
+    @abstractmethod
+    async def read_text(self, target: FsTarget) -> str:
+        """The whole regular UTF-8 file, decoded byte for byte (a leading BOM omitted).
+
+        Line endings are not normalized.
+        """
+
+    @abstractmethod
+    def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        """The same text as ``read_text``, in decoded chunks of bounded size.
+
+        Memory stays bounded by the chunk size whatever the file size; a
+        multi-byte character split across chunks decodes correctly. Errors
+        (absent, not a regular file, binary, invalid UTF-8) are raised from
+        the iteration, possibly after some chunks were produced.
+        """
+
+    @abstractmethod
+    async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
+        """The direct children of one directory, in no particular order.
+
+        Never opens a child. With ``stat=False`` entries carry name, type and
+        target; with ``stat=True`` also version and, for files, size.
+        """
+
+    @abstractmethod
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteIntent | None = None
+    ) -> FsWriteOutcome:
+        """Atomically create or replace ``target`` with ``content`` (UTF-8).
+
+        ``expected`` is ``None`` (unconditional), ``CreateIfAbsent()`` or
+        ``ReplaceIfVersion(v)``. Missing parent directories are created.
+        """
+
+    @abstractmethod
+    async def edit_text(
+        self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
+    ) -> FsEditOutcome:
+        """Replace ``edit.old_string`` literally, inside one critical section.
+
+        Matching is on LF-normalized text; the file's dominant line ending and
+        BOM are restored on write-back (see :func:`dsh_fs.text.apply_edit`).
+        """

@@ -1,0 +1,118 @@
+"""Immutable value types that cross the seam.
+
+They are plain frozen dataclasses: cheap to build on hot paths, hashable,
+and free of any backend detail. ``version`` strings are opaque freshness
+tokens: compare them for equality, never parse them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+EntryType: TypeAlias = Literal["file", "directory", "other"]
+PathType: TypeAlias = Literal["file", "directory", "symlink", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class FsTarget:
+    """A resolved path.
+
+    ``target_key`` is opaque identity: the same file reached through different
+    paths (symlinks, ``..``) has the same key. ``display_path`` is the only
+    part ever shown to the model or a user interface.
+    """
+
+    target_key: str
+    display_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class FsInfo:
+    """What ``stat`` reports about an existing target (symlinks followed)."""
+
+    version: str
+    type: EntryType
+    size: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FsPathInfo:
+    """What ``lstat`` reports: like :class:`FsInfo` but a final symlink is itself."""
+
+    version: str
+    type: PathType
+    size: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FsDirEntry:
+    """One direct child of a listed directory.
+
+    ``type`` follows symlinks (a link to a directory is ``directory``, a broken
+    link is ``other``). ``version`` and ``size`` are only filled in when the
+    listing was asked for ``stat=True`` (``size`` only for files).
+    """
+
+    name: str
+    type: EntryType
+    target: FsTarget
+    version: str | None = None
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateIfAbsent:
+    """Write intent: create the file; fail ``FS_NOT_OBSERVED`` if it already exists."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceIfVersion:
+    """Write intent: replace the file only if it is still at ``version``."""
+
+    version: str
+
+
+WriteIntent: TypeAlias = CreateIfAbsent | ReplaceIfVersion
+"""A write's precondition; ``None`` (no intent) means an unconditional write."""
+
+
+@dataclass(frozen=True, slots=True)
+class EditGuard:
+    """Edit precondition: the file must still be at ``version`` (checked before matching)."""
+
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class FsEditRequest:
+    """A literal replacement of ``old_string`` by ``new_string``."""
+
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FsWriteOutcome:
+    """Result of ``write_text``.
+
+    ``before`` is the previous content LF-normalized, or ``None`` for a create
+    or when the previous content was not text; ``after`` is the written
+    content LF-normalized; ``version`` is what a fresh ``stat`` reports.
+    """
+
+    operation: Literal["create", "update"]
+    version: str
+    before: str | None
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class FsEditOutcome:
+    """Result of ``edit_text``; ``before`` and ``after`` are LF-normalized."""
+
+    version: str
+    before: str
+    after: str
+    replacements: int = 1

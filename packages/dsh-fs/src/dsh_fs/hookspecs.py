@@ -1,0 +1,70 @@
+"""The event catalogue: the ``fs_*`` hooks a tool host calls around the seam.
+
+Plugins (such as ``dsh_fs_policy.FsPolicy``) are plain objects whose methods
+carry ``@hookimpl``. Backends never see hooks: the host asks the intent hooks
+before a mutation and announces observations after a success.
+
+``actor`` is opaque to ``dsh_fs``: it is the host's per-call execution object
+(``dsh_tool_fs`` passes one with ``session`` and ``tool`` attributes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+from ._types import EditGuard, FsTarget, WriteIntent
+
+PROJECT_NAME = "dsh_fs"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+class FsHookSpecs:
+    """The three ``fs_*`` events.
+
+    Intent hooks are ``firstresult``: the first plugin to return something
+    other than ``None`` decides, and no later plugin is asked. pluggy asks
+    ``tryfirst`` implementations before the others (then the most recently
+    registered first); ``FsPolicy`` marks its intent hooks ``tryfirst`` so it
+    is the first decider wherever it is registered.
+    """
+
+    @hookspec(firstresult=True)
+    def fs_write_intent(self, target: FsTarget, actor: Any) -> WriteIntent | None:
+        """Decide the precondition of the next ``write_text`` of ``target``.
+
+        Called before every ``write`` tool call, with no ``stat`` beforehand.
+        Return ``CreateIfAbsent()``, ``ReplaceIfVersion(v)``, ``None`` (no
+        opinion; if nobody has one the write is unconditional), or an
+        awaitable of one of those (the host awaits it). Raise
+        :class:`~dsh_fs.FsError` to refuse the write.
+        """
+
+    @hookspec(firstresult=True)
+    def fs_edit_intent(self, target: FsTarget, actor: Any) -> EditGuard | None:
+        """Decide the guard of the next ``edit_text`` of ``target``.
+
+        Return ``EditGuard(v)``, ``None`` (unguarded), or an awaitable of one
+        of those; raise :class:`~dsh_fs.FsError` (for example
+        ``FS_NOT_OBSERVED``) to refuse the edit.
+        """
+
+    @hookspec
+    def fs_observed(self, target: FsTarget, version: str, actor: Any) -> None:
+        """``actor`` has just seen ``target`` at ``version``.
+
+        Emitted after every successful read, write or edit (never after a
+        list: seeing a name is not reading a file). Implementations must be
+        synchronous, side-effect-only recorders; an exception from one fails
+        the tool call that emitted it.
+        """
+
+
+def make_plugin_manager() -> pluggy.PluginManager:
+    """A fresh plugin manager with the ``fs_*`` specs registered."""
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(FsHookSpecs)
+    return pm

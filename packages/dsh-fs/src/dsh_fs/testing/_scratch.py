@@ -1,0 +1,48 @@
+"""What a backend author provides to run the conformance kit: a scratch tree."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from .._filesystem import FileSystem
+
+
+class Scratch(Protocol):
+    """A fresh backend over an empty scratch directory, plus out-of-band access.
+
+    ``fs`` resolves relative paths against ``root`` (its ``cwd``). The other
+    methods change or inspect the tree *behind the backend's back*, the way
+    another process or a user would; paths are relative to ``root`` and use
+    ``/``. Parent directories are created as needed.
+    """
+
+    @property
+    def fs(self) -> FileSystem:
+        """The backend under test, with ``cwd`` = ``root``."""
+        ...
+
+    @property
+    def root(self) -> str:
+        """Absolute path of the scratch directory, in the backend's namespace."""
+        ...
+
+    def put(self, path: str, data: bytes) -> None:
+        """Create or replace a regular file with exactly ``data``."""
+
+    def get(self, path: str) -> bytes | None:
+        """The exact stored bytes of a regular file, or ``None`` if it is absent."""
+
+    def mkdir(self, path: str) -> None:
+        """Create a directory (and its parents)."""
+
+    def remove(self, path: str) -> None:
+        """Remove a file, symlink or empty directory."""
+
+    def symlink(self, path: str, target: str) -> None:
+        """Create a symlink at ``path`` pointing to ``target`` (as given: relative or absolute)."""
+
+    def make_other(self, path: str) -> None:
+        """Create an entry that is neither a file nor a directory (a FIFO, a socket …)."""
+
+    def names(self, path: str = ".") -> list[str]:
+        """Every name in a directory, hidden ones included, sorted (to find leftovers)."""

@@ -1,0 +1,143 @@
+"""Text rules shared by every backend: decoding, edits, line endings, messages.
+
+A backend owns storage; what counts as text, how an edit matches and which
+line ending is written back are the same for all of them, so they live here
+once. Third-party backends should use these functions too: the conformance
+kit pins their messages.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+from ._errors import FsError, FsErrorCode
+from ._types import FsEditRequest
+
+BOM = codecs.BOM_UTF8
+BINARY_SNIFF_BYTES = 8192
+"""A NUL byte within this many leading bytes makes a file binary for reads."""
+LINE_ENDING_SNIFF_CHARS = 4096
+"""The dominant line ending is decided from this many leading characters."""
+
+
+def normalize_newlines(text: str) -> str:
+    """``\\r\\n`` → ``\\n``; a lone ``\\r`` stays."""
+    return text.replace("\r\n", "\n")
+
+
+def uses_crlf(text: str) -> bool:
+    """True when ``\\r\\n`` pairs outnumber bare ``\\n`` in the first 4096 characters."""
+    head = text[:LINE_ENDING_SNIFF_CHARS]
+    crlf = head.count("\r\n")
+    return crlf > head.count("\n") - crlf
+
+
+def not_text(verb: str, display_path: str, why: str) -> FsError:
+    return FsError.cannot(verb, display_path, why, FsErrorCode.FS_NOT_TEXT)
+
+
+def decode_text(data: bytes, verb: str, display_path: str, *, nul_anywhere: bool = False) -> str:
+    """Decode a whole file strictly, without its leading BOM.
+
+    Reads reject a NUL byte within the first 8192 bytes (``nul_anywhere=False``);
+    edits reject one anywhere. Messages: ``cannot <verb> "<p>": binary file`` /
+    ``invalid UTF-8 text`` (code ``FS_NOT_TEXT``).
+    """
+    sniff = data if nul_anywhere else data[:BINARY_SNIFF_BYTES]
+    if b"\0" in sniff:
+        raise not_text(verb, display_path, "binary file")
+    start = len(BOM) if data.startswith(BOM) else 0
+    try:
+        return data[start:].decode("utf-8") if start else data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise not_text(verb, display_path, "invalid UTF-8 text") from exc
+
+
+def decode_previous(data: bytes) -> str | None:
+    """The LF-normalized previous content of a replaced file, or ``None`` if not text."""
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    return normalize_newlines(text)
+
+
+class StreamDecoder:
+    """Incremental strict decoding for ``stream_text``: feed raw chunks, get text.
+
+    Applies the read rules to a stream: NUL within the first 8192 bytes is
+    ``binary file``, any invalid or truncated UTF-8 sequence is ``invalid UTF-8
+    text``, a leading BOM is dropped, and a character split across chunks
+    decodes whole.
+    """
+
+    __slots__ = ("_decoder", "_display_path", "_seen", "_verb")
+
+    def __init__(self, display_path: str, verb: str = "read") -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")("strict")
+        self._display_path = display_path
+        self._verb = verb
+        self._seen = 0
+
+    def feed(self, chunk: bytes, *, final: bool = False) -> str:
+        if self._seen < BINARY_SNIFF_BYTES and b"\0" in chunk[: BINARY_SNIFF_BYTES - self._seen]:
+            raise not_text(self._verb, self._display_path, "binary file")
+        self._seen += len(chunk)
+        try:
+            return self._decoder.decode(chunk, final)
+        except UnicodeDecodeError as exc:
+            raise not_text(self._verb, self._display_path, "invalid UTF-8 text") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedEdit:
+    """What :func:`apply_edit` computed: the texts and the bytes to write back."""
+
+    before: str
+    """Previous content, LF-normalized, without BOM."""
+    after: str
+    """New content, LF-normalized, without BOM."""
+    data: bytes
+    """What to store: ``after`` with the dominant line ending and BOM restored."""
+    replacements: int
+
+
+def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdit:
+    """Apply a literal edit to a file's raw bytes, or raise the edit's ``FsError``.
+
+    The caller has already checked existence, type and the guard (guard
+    before match). Order of checks: binary (NUL anywhere), invalid UTF-8,
+    empty ``old_string`` after normalization, no occurrence, more than one
+    occurrence without ``replace_all``. Occurrences are counted left to right
+    without overlap on LF-normalized text.
+    """
+    had_bom = raw.startswith(BOM)
+    original = decode_text(raw, "edit", display_path, nul_anywhere=True)
+    before = normalize_newlines(original)
+    old = normalize_newlines(edit.old_string)
+    if not old:
+        raise FsError("old_string must be a non-empty string", FsErrorCode.FS_EDIT_NOT_FOUND)
+    count = before.count(old)
+    if count == 0:
+        raise FsError(
+            f'old_string was not found in "{display_path}"', FsErrorCode.FS_EDIT_NOT_FOUND
+        )
+    if count > 1 and not edit.replace_all:
+        raise FsError(
+            f'old_string matched {count} times in "{display_path}"; '
+            "provide a more specific old_string or set replace_all to true",
+            FsErrorCode.FS_AMBIGUOUS_EDIT,
+        )
+    new = normalize_newlines(edit.new_string)
+    after = before.replace(old, new) if edit.replace_all else before.replace(old, new, 1)
+    stored = after.replace("\n", "\r\n") if uses_crlf(original) else after
+    data = stored.encode("utf-8")
+    return AppliedEdit(
+        before=before,
+        after=after,
+        data=BOM + data if had_bom else data,
+        replacements=count if edit.replace_all else 1,
+    )
