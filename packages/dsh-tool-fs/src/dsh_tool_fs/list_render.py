@@ -1,0 +1,150 @@
+"""The list page (SPEC 5.5 ordering, 5.7 value, 5.8 projection).
+
+Entries are ordered directories, then files, then other; within a group by
+``(name.casefold(), name)`` — deterministic on every machine and locale. The
+page is a slice of that order; the counts always describe the whole
+directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from dsh_fs import FsDirEntry, FsError, FsErrorCode
+
+from .names import quote_name
+
+__all__ = [
+    "ListPage",
+    "build_list_page",
+    "list_footer",
+    "list_value",
+    "order_entries",
+    "render_list",
+]
+
+_GROUP_RANK = {"directory": 0, "file": 1, "other": 2}
+_TYPE_MARK = {"directory": "/", "file": "", "other": "@"}
+
+
+def _order_key(entry: FsDirEntry) -> tuple[int, str, str]:
+    name = entry.name
+    return (_GROUP_RANK[entry.type], name.casefold(), name)
+
+
+def order_entries(entries: Iterable[FsDirEntry]) -> list[FsDirEntry]:
+    """Directories, then files, then other; each group by ``(casefold, name)``."""
+    return sorted(entries, key=_order_key)
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """One page of an ordered directory listing and the whole directory's counts."""
+
+    display_path: str
+    offset: int
+    entries: tuple[FsDirEntry, ...]
+    total: int
+    directories: int
+    files: int
+    other: int
+
+    @property
+    def end(self) -> int:
+        """Number of the last entry on the page, or ``offset - 1`` when empty."""
+        return self.offset + len(self.entries) - 1
+
+
+def build_list_page(
+    entries: Iterable[FsDirEntry], *, display_path: str, offset: int, max_entries: int
+) -> ListPage:
+    """Order the directory, count it, and cut the page starting at ``offset`` (1-based).
+
+    ``offset`` past the last entry raises ``FS_NOT_FOUND``
+    ``offset <offset> is out of range for "<p>" (<total> entries)`` (display
+    path as is, like every error message); ``offset`` 1 on an empty directory
+    is an empty page.
+    """
+    if offset < 1 or max_entries < 1:
+        raise ValueError("offset and max_entries must be positive integers")
+    ordered = order_entries(entries)
+    total = len(ordered)
+    if offset > total and not (offset == 1 and total == 0):
+        raise FsError(
+            f'offset {offset} is out of range for "{display_path}" ({total} entries)',
+            FsErrorCode.FS_NOT_FOUND,
+        )
+    directories = files = 0
+    for entry in ordered:
+        if entry.type == "directory":
+            directories += 1
+        elif entry.type == "file":
+            files += 1
+    return ListPage(
+        display_path=display_path,
+        offset=offset,
+        entries=tuple(ordered[offset - 1 : offset - 1 + max_entries]),
+        total=total,
+        directories=directories,
+        files=files,
+        other=total - directories - files,
+    )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _composition(page: ListPage) -> str:
+    text = (
+        f"{_count(page.directories, 'directory', 'directories')}, "
+        f"{_count(page.files, 'file', 'files')}"
+    )
+    if page.other > 0:
+        text += f", {page.other} other"
+    return text
+
+
+def list_footer(page: ListPage) -> str:
+    """The footer line of a list page (SPEC 5.8)."""
+    if page.total == 0:
+        return "(Empty directory)"
+    composition = _composition(page)
+    end = page.end
+    if page.offset == 1 and end >= page.total:
+        return f"({_count(page.total, 'entry', 'entries')}: {composition})"
+    head = f"(Showing entries {page.offset}-{end} of {page.total}: {composition}."
+    if end < page.total:
+        return f"{head} Use offset={end + 1} to continue.)"
+    return f"{head})"
+
+
+def render_list(page: ListPage) -> str:
+    """The model projection of a list page: the ``<path>``/``<type>``/``<content>`` envelope."""
+    footer = list_footer(page)
+    if page.entries:
+        body = "\n".join([quote_name(e.name) + _TYPE_MARK[e.type] for e in page.entries])
+        content = f"{body}\n\n{footer}"
+    else:
+        content = footer
+    return (
+        f"<path>{quote_name(page.display_path)}</path>\n"
+        "<type>directory</type>\n"
+        f"<content>\n{content}\n</content>"
+    )
+
+
+def list_value(page: ListPage) -> dict[str, object]:
+    """The canonical value of a list page (SPEC 5.7); counts describe the whole directory."""
+    return {
+        "path": page.display_path,
+        "offset": page.offset,
+        "entries": [{"name": e.name, "type": e.type} for e in page.entries],
+        "totalEntries": page.total,
+        "counts": {
+            "directories": page.directories,
+            "files": page.files,
+            "other": page.other,
+        },
+    }

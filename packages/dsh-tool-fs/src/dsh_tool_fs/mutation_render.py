@@ -1,0 +1,59 @@
+"""Projections and values of ``write`` and ``edit``, and of every error (SPEC 5.7, 5.8).
+
+The written content is never echoed back to the model: a write answers with
+a five-line envelope, an edit with one sentence.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .names import quote_name
+
+__all__ = ["edit_value", "render_edit", "render_error", "render_write", "write_value"]
+
+
+def render_write(display_path: str, operation: Literal["create", "update"]) -> str:
+    """Exactly five lines; ``<path>`` follows the name rule."""
+    status = "Created file" if operation == "create" else "Updated file"
+    return (
+        f"<path>{quote_name(display_path)}</path>\n"
+        "<type>file</type>\n"
+        "<content>\n"
+        f"{status}\n"
+        "</content>"
+    )
+
+
+def render_edit(display_path: str, *, replace_all: bool) -> str:
+    """The edit confirmation sentence.
+
+    The display path is written as is: SPEC 5.9 quotes list entries and the
+    ``<path>`` of envelopes, and this sentence is not an envelope.
+    """
+    if replace_all:
+        return (
+            f"The file {display_path} has been updated. "
+            "All occurrences were successfully replaced."
+        )
+    return f"The file {display_path} has been updated successfully."
+
+
+def render_error(message: str) -> str:
+    """The model projection of any failure."""
+    return f"Error: {message}"
+
+
+def write_value(
+    display_path: str,
+    operation: Literal["create", "update"],
+    before: str | None,
+    after: str,
+) -> dict[str, object]:
+    """``{"path", "operation", "before", "after"}``; texts LF-normalized, ``before`` may be None."""
+    return {"path": display_path, "operation": operation, "before": before, "after": after}
+
+
+def edit_value(display_path: str, before: str, after: str) -> dict[str, object]:
+    """``{"path", "before", "after"}`` (both LF-normalized)."""
+    return {"path": display_path, "before": before, "after": after}

@@ -1,0 +1,282 @@
+"""The read window (SPEC 5.6) and its projections (5.7, 5.8).
+
+One pass over the text, fed in chunks of any size: the lines before
+``offset`` and after the window are only *counted*, with ``str.count`` and
+``str.find`` on whole chunks (C speed, no Python work per line); only the
+selected lines are cut out and measured. Memory stays bounded by the window,
+the current chunk and the head of one line (``max_line_length + 1``
+characters): a 100 MB line without a newline is never accumulated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dsh_fs import FsError, FsErrorCode
+
+from .names import quote_name
+
+__all__ = [
+    "ReadWindow",
+    "WindowBuilder",
+    "build_window",
+    "check_offset",
+    "read_footer",
+    "read_value",
+    "render_read",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadWindow:
+    """The selected lines of one ``read`` and the exact line count of the file.
+
+    ``lines`` holds ``(number, text)`` pairs; ``text`` is what the model sees
+    for that line (``\\r`` stripped, truncation suffix included). ``capped`` is
+    true when selection stopped on the byte cap (then fewer than ``limit``
+    lines were selected and more lines follow ``end``).
+    """
+
+    offset: int
+    lines: tuple[tuple[int, str], ...]
+    total_lines: int
+    capped: bool
+
+    @property
+    def end(self) -> int:
+        """The last selected line number, or ``offset - 1`` when none is selected."""
+        return self.lines[-1][0] if self.lines else self.offset - 1
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+_SKIP, _WINDOW, _COUNT = 0, 1, 2
+
+
+class WindowBuilder:
+    """Incremental read window: ``feed`` text chunks, then ``finish``.
+
+    Chunk boundaries are arbitrary: a line, or a ``\\r\\n`` pair, may be split
+    across chunks, and one line may span any number of chunks.
+
+    Phases: *skip* (before ``offset``: count newlines per chunk, then locate
+    the start of line ``offset`` with ``find``), *window* (cut out lines one at
+    a time until ``limit`` lines are selected or the byte cap is hit), *count*
+    (``chunk.count("\\n")`` for the rest). Whether the stream ends without a
+    newline decides if a final partial line counts.
+    """
+
+    __slots__ = (
+        "_capped",
+        "_completed",
+        "_finished",
+        "_head",
+        "_in_line",
+        "_last_cr",
+        "_limit",
+        "_lines",
+        "_max_bytes",
+        "_max_line_length",
+        "_more",
+        "_offset",
+        "_phase",
+        "_suffix",
+        "_tail",
+        "_used",
+    )
+
+    def __init__(self, *, offset: int, limit: int, max_line_length: int, max_bytes: int) -> None:
+        for name, value in (
+            ("offset", offset),
+            ("limit", limit),
+            ("max_line_length", max_line_length),
+            ("max_bytes", max_bytes),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer")
+        self._offset = offset
+        self._limit = limit
+        self._max_line_length = max_line_length
+        self._max_bytes = max_bytes
+        self._suffix = f"... (line truncated to {max_line_length} chars)"
+        self._completed = 0  # newlines seen so far = lines completed
+        self._tail = False  # the text so far ends in a partial line (last char is not "\n")
+        self._phase = _WINDOW if offset == 1 else _SKIP
+        self._lines: list[tuple[int, str]] = []
+        self._used = 0
+        self._capped = False
+        self._finished = False
+        # The line being cut out in the window phase: its first max+1 chars,
+        # whether it is longer than that, whether it has started, and whether
+        # its last character so far is "\r".
+        self._head = ""
+        self._more = False
+        self._in_line = False
+        self._last_cr = False
+
+    def feed(self, chunk: str) -> None:
+        """Consume the next piece of text (any size, any boundary)."""
+        if self._finished:
+            raise RuntimeError("feed() after finish()")
+        if not chunk:
+            return
+        phase = self._phase
+        if phase == _COUNT:
+            self._completed += chunk.count("\n")
+        elif phase == _SKIP:
+            self._skip(chunk)
+        else:
+            self._window(chunk, 0)
+        self._tail = chunk[-1] != "\n"
+
+    def finish(self) -> ReadWindow:
+        """End of text: close a final line without ``\\n`` and return the window."""
+        if not self._finished:
+            self._finished = True
+            if self._phase == _WINDOW and self._in_line:
+                self._close_line(self._completed + 1, self._last_cr)
+        total = self._completed + (1 if self._tail else 0)
+        return ReadWindow(
+            offset=self._offset,
+            lines=tuple(self._lines),
+            total_lines=total,
+            capped=self._capped,
+        )
+
+    def _skip(self, chunk: str) -> None:
+        need = self._offset - 1 - self._completed  # newlines before line `offset`, >= 1
+        seen = chunk.count("\n")
+        if seen < need:
+            self._completed += seen
+            return
+        pos = -1
+        for _ in range(need):
+            pos = chunk.find("\n", pos + 1)
+        self._completed += need
+        self._phase = _WINDOW
+        self._window(chunk, pos + 1)
+
+    def _window(self, chunk: str, pos: int) -> None:
+        size = len(chunk)
+        find = chunk.find
+        while pos < size:
+            nl = find("\n", pos)
+            if nl < 0:
+                self._extend(chunk, pos, size)
+                self._in_line = True
+                self._last_cr = chunk[size - 1] == "\r"
+                return
+            if nl > pos:
+                self._extend(chunk, pos, nl)
+                ends_cr = chunk[nl - 1] == "\r"
+            else:
+                ends_cr = self._in_line and self._last_cr
+            self._completed += 1
+            pos = nl + 1
+            if self._close_line(self._completed, ends_cr):
+                self._phase = _COUNT
+                self._completed += chunk.count("\n", pos)
+                return
+
+    def _extend(self, chunk: str, start: int, stop: int) -> None:
+        if self._more:
+            return
+        room = self._max_line_length + 1 - len(self._head)
+        if stop - start > room:
+            self._head += chunk[start : start + room]
+            self._more = True
+        else:
+            self._head += chunk[start:stop]
+
+    def _close_line(self, number: int, ends_cr: bool) -> bool:
+        """Select (or refuse) the line just completed; True when the window is done."""
+        head, more = self._head, self._more
+        self._head, self._more, self._in_line, self._last_cr = "", False, False, False
+        limit = self._max_line_length
+        if more:
+            text = head[:limit] + self._suffix
+        else:
+            if ends_cr:
+                head = head[:-1]
+            text = head[:limit] + self._suffix if len(head) > limit else head
+        cost = _utf8_len(text)
+        if self._lines:
+            cost += 1
+            if self._used + cost > self._max_bytes:
+                self._capped = True
+                return True
+        self._used += cost
+        self._lines.append((number, text))
+        return len(self._lines) >= self._limit
+
+
+def build_window(
+    text: str, *, offset: int, limit: int, max_line_length: int, max_bytes: int
+) -> ReadWindow:
+    """The window of a whole text (one ``feed`` and ``finish``)."""
+    builder = WindowBuilder(
+        offset=offset, limit=limit, max_line_length=max_line_length, max_bytes=max_bytes
+    )
+    builder.feed(text)
+    return builder.finish()
+
+
+def check_offset(window: ReadWindow, display_path: str) -> None:
+    """Raise ``FS_NOT_FOUND`` when ``offset`` lies past the last line.
+
+    ``offset`` 1 on an empty file is an empty page, not an error. The message
+    names the display path as is, like every ``FsError`` message of the stack
+    (``cannot read "<p>": …``): the name rule of SPEC 5.9 applies to list
+    entries and envelope ``<path>`` lines, and an error message is neither.
+    """
+    if window.offset > window.total_lines and not (
+        window.offset == 1 and window.total_lines == 0
+    ):
+        raise FsError(
+            f'offset {window.offset} is out of range for "{display_path}" '
+            f"({window.total_lines} lines)",
+            FsErrorCode.FS_NOT_FOUND,
+        )
+
+
+def read_footer(window: ReadWindow) -> str:
+    """The footer line of a read (SPEC 5.8)."""
+    end = window.end
+    if window.capped:
+        return (
+            f"(Output capped. Showing lines {window.offset}-{end}. "
+            f"Use offset={end + 1} to continue.)"
+        )
+    if end < window.total_lines:
+        return (
+            f"(Showing lines {window.offset}-{end} of {window.total_lines}. "
+            f"Use offset={end + 1} to continue.)"
+        )
+    return f"(End of file - total {window.total_lines} lines)"
+
+
+def render_read(display_path: str, window: ReadWindow) -> str:
+    """The model projection of a read: the ``<path>``/``<type>``/``<content>`` envelope."""
+    footer = read_footer(window)
+    if window.lines:
+        body = "\n".join([f"{number}: {text}" for number, text in window.lines])
+        content = f"{body}\n\n{footer}"
+    else:
+        content = footer
+    return (
+        f"<path>{quote_name(display_path)}</path>\n"
+        "<type>file</type>\n"
+        f"<content>\n{content}\n</content>"
+    )
+
+
+def read_value(display_path: str, window: ReadWindow) -> dict[str, object]:
+    """The canonical value of a read (SPEC 5.7)."""
+    return {
+        "path": display_path,
+        "offset": window.offset,
+        "lines": [{"number": number, "text": text} for number, text in window.lines],
+        "totalLines": window.total_lines,
+    }
