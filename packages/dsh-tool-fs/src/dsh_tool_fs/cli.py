@@ -1,0 +1,534 @@
+"""The ``dsh-fs`` command: the four tools from a shell, over JSON lines, and over MCP.
+
+Four subcommands share one way of assembling the stack (``--backend``,
+``--plugin``, ``--no-policy``, ``--cwd``): ``tools`` prints the definitions in
+a wire format, ``call`` runs one tool call, ``session`` runs many calls over
+JSON lines with one observation owner, ``mcp`` serves the tools to an MCP
+client over stdio.
+
+Exit codes: 0 success, 1 the tool call failed (``call`` only), 2 bad usage
+(unknown subcommand, option, tool, backend or plugin; arguments that are not
+valid JSON; the MCP SDK missing). Logs go to stderr, results to stdout, and
+stdout is always UTF-8 whatever the locale.
+
+Undecodable file names (lone surrogates in Python strings) never crash the
+output. In JSON output a lone surrogate is written as its ``\\udcxx`` escape,
+so every line stays valid UTF-8 JSON and ``json.loads`` gives back the very
+string the tool produced (a backend maps it back to the original bytes). In
+plain text (``call`` without ``--json``) a surrogate that stands for an
+undecodable byte is written as that byte, as ``ls`` would, and any other lone
+surrogate as a ``\\udxxx`` escape.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import AsyncIterable, Sequence
+from functools import partial
+from typing import Any, BinaryIO
+
+import anyio
+from dsh_fs import BACKENDS_GROUP, PLUGINS_GROUP, EntryPointNotFound, installed_names
+from pydantic import ValidationError
+
+from .config import ToolFsConfig
+from .formats import FORMATS, tools_document
+from .host import Session, ToolFs, ToolResult
+
+logger = logging.getLogger("dsh_tool_fs.cli")
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+
+DEFAULT_BACKEND = "local"
+DEFAULT_POLICY_PLUGIN = "policy"
+
+REQUEST_ERROR_NAME = "SessionRequestError"
+REQUEST_ERROR_CODE = "INVALID_REQUEST"
+"""``error.name`` and ``error.code`` of the line answering a malformed session request."""
+
+MCP_INSTALL_HINT = (
+    'the MCP server needs the optional "mcp" dependency: pip install "dsh-tool-fs[mcp]"'
+)
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class UsageError(Exception):
+    """Bad usage found after argument parsing: reported on stderr, exit code 2."""
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def escape_surrogates(json_text: str) -> str:
+    """Lone surrogates of JSON text as ``\\uXXXX`` escapes, so the text encodes as UTF-8."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", json_text)
+
+
+def json_line(obj: Any) -> str:
+    """``obj`` as one line of JSON, non-ASCII kept, lone surrogates escaped (valid UTF-8)."""
+    return escape_surrogates(json.dumps(obj, ensure_ascii=False))
+
+
+def encode_plain(text: str) -> bytes:
+    """UTF-8 for a terminal: an undecodable byte (``\\udc80``-``\\udcff``) is written back raw."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        pass
+    out = bytearray()
+    for part in re.split("([\ud800-\udfff])", text):
+        if len(part) == 1 and _SURROGATE.match(part):
+            code = ord(part)
+            out += bytes([code - 0xDC00]) if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}".encode()
+        else:
+            out += part.encode("utf-8")
+    return bytes(out)
+
+
+def _write(stream: BinaryIO, data: bytes) -> None:
+    stream.write(data)
+    stream.flush()
+
+
+# -- the parser -----------------------------------------------------------------------------
+
+_TOP_EPILOG = """\
+examples:
+  dsh-fs tools --format openai
+  dsh-fs call list '{"path": "src"}'
+  dsh-fs call read '{"file_path": "README.md", "limit": 20}'
+  printf '%s\\n' '{"tool": "read", "args": {"file_path": "a.txt"}}' | dsh-fs session
+  dsh-fs mcp --cwd /path/to/project
+
+Run "dsh-fs <command> --help" for the details of one command.
+"""
+
+_TOOLS_EPILOG = """\
+Prints one JSON object: {"tools": [...], "instructions": "..."}.
+"instructions" is the tool guidance (the prompt sections joined by a blank
+line), ready for a system prompt. Tool items depend on --format:
+  raw        name, description, parameters (JSON Schema), concurrency_safe
+  openai     {"type": "function", "function": {name, description, parameters}}
+  anthropic  name, description, input_schema
+  mcp        name, description, inputSchema
+
+example:
+  dsh-fs tools --format anthropic > tools.json
+"""
+
+_CALL_EPILOG = """\
+Prints the result text the model would see; with --json, the whole result as
+one JSON object with the keys is_error, text, value, error and meta.
+ARGS is a JSON object (default {}); "-" reads it from stdin.
+
+Each call is its own session: under the default policy a write or edit
+cannot rely on a read made by an earlier "dsh-fs call" (use "dsh-fs session"
+for that). Creating a new file works.
+
+exit status: 0 success, 1 the tool reported an error, 2 bad usage
+(including ARGS that are not valid JSON).
+
+examples:
+  dsh-fs call list '{"path": "packages"}'
+  dsh-fs call read '{"file_path": "README.md", "offset": 1, "limit": 20}' --json
+  dsh-fs call write '{"file_path": "notes/todo.txt", "content": "ship it\\n"}'
+  echo '{"file_path": "big.txt", "content": "..."}' | dsh-fs call write -
+"""
+
+_SESSION_EPILOG = """\
+Reads one request per stdin line, {"tool": "<name>", "args": {...}} ("args"
+may be omitted for {}), runs the calls one after another and writes one JSON
+line per request, flushed at once, with the keys of "call --json": is_error,
+text, value, error, meta. Blank lines are skipped; end of input ends the
+session with status 0.
+
+The whole session is one observation owner: a read authorizes later writes
+and edits of that file in the same session. A malformed request (not UTF-8,
+not JSON, not an object, no "tool", an unknown key) is answered with an
+error line whose error.name is "SessionRequestError" and error.code
+"INVALID_REQUEST", and the session goes on.
+
+example:
+  printf '%s\\n' \\
+    '{"tool": "read", "args": {"file_path": "a.txt"}}' \\
+    '{"tool": "edit", "args": {"file_path": "a.txt", "old_string": "x", "new_string": "y"}}' \\
+    | dsh-fs session --cwd /path/to/project
+"""
+
+_MCP_EPILOG = """\
+Serves list, read, write and edit to an MCP client over stdio (JSON-RPC on
+stdin/stdout; logs on stderr). The tools carry the same JSON Schemas as
+"dsh-fs tools", the tool guidance is the server's instructions, a failed call
+is text content with isError set. One client connection is one observation
+owner. Needs the optional dependency: pip install "dsh-tool-fs[mcp]".
+
+example client configuration (Claude Desktop, Cursor, ...):
+  {"mcpServers": {"dsh-fs": {"command": "dsh-fs",
+                             "args": ["mcp", "--cwd", "/path/to/project"]}}}
+"""
+
+
+def _common_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("stack options")
+    group.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="workspace: relative paths resolve against DIR (default: the current directory)",
+    )
+    group.add_argument(
+        "--backend",
+        metavar="NAME",
+        default=DEFAULT_BACKEND,
+        help=f'storage backend, any installed {BACKENDS_GROUP} entry point (default: "local")',
+    )
+    group.add_argument(
+        "--no-policy",
+        action="store_true",
+        help='do not load the "policy" plugin (writes and edits become unguarded)',
+    )
+    group.add_argument(
+        "--plugin",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help=f"also load this installed {PLUGINS_GROUP} plugin (repeatable)",
+    )
+    group.add_argument(
+        "--config",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a ToolFsConfig limit, e.g. list_max_entries=50 (repeatable)",
+    )
+    group.add_argument(
+        "--log-level",
+        metavar="LEVEL",
+        default="WARNING",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="stderr log level: DEBUG, INFO, WARNING (default) or ERROR",
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``dsh-fs`` argument parser (subcommands tools, call, session, mcp)."""
+    common = _common_options()
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="dsh-fs",
+        description="Model-facing filesystem tools (list, read, write, edit) for LLM agents.",
+        epilog=_TOP_EPILOG,
+        formatter_class=fmt,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    tools = commands.add_parser(
+        "tools",
+        parents=[common],
+        help="print the tool definitions and guidance as JSON",
+        description="Print the four tool definitions and the tool guidance as JSON.",
+        epilog=_TOOLS_EPILOG,
+        formatter_class=fmt,
+    )
+    tools.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="raw",
+        help="tool item format (default: raw)",
+    )
+
+    call = commands.add_parser(
+        "call",
+        parents=[common],
+        help="run one tool call",
+        description="Run one tool call and print its result.",
+        epilog=_CALL_EPILOG,
+        formatter_class=fmt,
+    )
+    call.add_argument("tool", metavar="TOOL", help="tool name: list, read, write or edit")
+    call.add_argument(
+        "args",
+        metavar="ARGS",
+        nargs="?",
+        default="{}",
+        help='the arguments as a JSON object (default {}); "-" reads them from stdin',
+    )
+    call.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole result as one JSON object",
+    )
+
+    commands.add_parser(
+        "session",
+        parents=[common],
+        help="run tool calls from JSON lines on stdin, one session",
+        description="Run tool calls read as JSON lines from stdin, as one session.",
+        epilog=_SESSION_EPILOG,
+        formatter_class=fmt,
+    )
+    commands.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve the tools to an MCP client over stdio",
+        description="Serve the four tools over MCP (stdio transport).",
+        epilog=_MCP_EPILOG,
+        formatter_class=fmt,
+    )
+    return parser
+
+
+# -- assembling the stack -------------------------------------------------------------------
+
+
+def workspace(args: argparse.Namespace) -> str | None:
+    """``--cwd`` made absolute, or ``None`` for the backend's own default."""
+    return os.path.abspath(args.cwd) if args.cwd is not None else None
+
+
+def plugin_names(args: argparse.Namespace, installed: Sequence[str]) -> list[str]:
+    """Plugins to load, in order: the policy (unless ``--no-policy``), then ``--plugin``.
+
+    The policy is loaded by default only when installed (a warning says the
+    tools then run unguarded); a plugin named with ``--plugin`` must be
+    installed. ``--no-policy`` drops only the default: ``--plugin policy``
+    still loads it.
+    """
+    names: list[str] = []
+    if not args.no_policy:
+        if DEFAULT_POLICY_PLUGIN in installed:
+            names.append(DEFAULT_POLICY_PLUGIN)
+        else:
+            logger.warning(
+                'the "%s" plugin is not installed: writes and edits are unguarded',
+                DEFAULT_POLICY_PLUGIN,
+            )
+    for name in args.plugin:
+        if name not in installed:
+            raise UsageError(
+                f'unknown plugin "{name}" (installed {PLUGINS_GROUP}: {_names(installed)})'
+            )
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def build_toolfs(args: argparse.Namespace) -> ToolFs:
+    """The host for the stack the options describe, found through entry points."""
+    backends = installed_names(BACKENDS_GROUP)
+    if args.backend not in backends:
+        raise UsageError(
+            f'unknown backend "{args.backend}" (installed {BACKENDS_GROUP}: {_names(backends)})'
+        )
+    plugins = plugin_names(args, installed_names(PLUGINS_GROUP))
+    config = parse_config(args.config)
+    try:
+        return ToolFs.from_entry_points(
+            backend=args.backend, plugins=tuple(plugins), cwd=workspace(args), config=config
+        )
+    except EntryPointNotFound as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def parse_config(items: Sequence[str]) -> ToolFsConfig:
+    """``--config KEY=VALUE`` items (snake_case or camelCase keys) as a :class:`ToolFsConfig`."""
+    values: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f'--config expects KEY=VALUE, got "{item}"')
+        try:
+            values[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            values[key.strip()] = value
+    try:
+        return ToolFsConfig.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            message = f'unknown config key "{key}"'
+        raise UsageError(f"--config: {message}") from exc
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names) or "none"
+
+
+# -- the subcommands ------------------------------------------------------------------------
+
+
+def run_tools(args: argparse.Namespace, stdout: BinaryIO) -> int:
+    toolfs = build_toolfs(args)
+    document = tools_document(toolfs.definitions, toolfs.prompt_sections, args.format)
+    text = json.dumps(document, ensure_ascii=False, indent=2)
+    _write(stdout, escape_surrogates(text).encode() + b"\n")
+    return EXIT_OK
+
+
+def parse_call_arguments(raw: str) -> Any:
+    """The decoded ``ARGS`` of ``call``; not JSON → :class:`UsageError` (exit 2).
+
+    Valid JSON that is not an object is passed on: the tool reports
+    ``arguments must be a JSON object`` like any other argument error (exit 1).
+    """
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"ARGS is not valid JSON: {_json_problem(exc)}") from exc
+
+
+def run_call(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    raw = args.args
+    if raw == "-":
+        data = stdin.read()
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError("ARGS read from stdin is not valid UTF-8") from exc
+    arguments = parse_call_arguments(raw)
+    toolfs = build_toolfs(args)
+    known = [d.name for d in toolfs.definitions]
+    if args.tool not in known:
+        raise UsageError(f'unknown tool "{args.tool}" (tools: {_names(known)})')
+    session = Session(cwd=workspace(args))
+    result = anyio.run(partial(toolfs.execute, args.tool, arguments, session=session))
+    if args.json:
+        _write(stdout, json_line(result.to_dict()).encode() + b"\n")
+    else:
+        _write(stdout, encode_plain(result.text) + b"\n")
+    return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+
+
+def request_error(message: str) -> dict[str, Any]:
+    """The line answering a malformed session request (same keys as a tool result)."""
+    return {
+        "is_error": True,
+        "text": f"Error: {message}",
+        "value": None,
+        "error": {"message": message, "name": REQUEST_ERROR_NAME, "code": REQUEST_ERROR_CODE},
+        "meta": None,
+    }
+
+
+def parse_request(line: bytes) -> tuple[str, Any]:
+    """``(tool, args)`` of one session line, or ``ValueError`` with the model-facing message."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError("request is not valid UTF-8 text") from exc
+    try:
+        request = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"request is not valid JSON: {_json_problem(exc)}") from exc
+    if not isinstance(request, dict):
+        raise ValueError("request must be a JSON object")
+    for key in request:
+        if key not in ("tool", "args"):
+            raise ValueError(f'unknown request key "{key}" (expected "tool" and "args")')
+    if "tool" not in request:
+        raise ValueError("tool is required")
+    tool = request["tool"]
+    if not isinstance(tool, str):
+        raise ValueError("tool must be a string")
+    return tool, request.get("args", {})
+
+
+async def run_session_lines(
+    toolfs: ToolFs, session: Session, lines: AsyncIterable[bytes], stdout: BinaryIO
+) -> None:
+    """Answer each non-blank line with one flushed JSON line, calls strictly in order."""
+    async for line in lines:
+        if not line.strip():
+            continue
+        try:
+            tool, arguments = parse_request(line)
+        except ValueError as exc:
+            answer = request_error(str(exc))
+        else:
+            result: ToolResult = await toolfs.execute(tool, arguments, session=session)
+            answer = result.to_dict()
+        _write(stdout, json_line(answer).encode() + b"\n")
+
+
+def run_session(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    toolfs = build_toolfs(args)
+    session = Session(cwd=workspace(args))
+
+    async def serve() -> None:
+        await run_session_lines(toolfs, session, anyio.wrap_file(stdin), stdout)
+
+    anyio.run(serve)
+    return EXIT_OK
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    try:
+        from . import mcp_server
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] in ("mcp", "mcp_types"):
+            raise UsageError(MCP_INSTALL_HINT) from exc
+        raise
+    toolfs = build_toolfs(args)
+    anyio.run(partial(mcp_server.serve_stdio, toolfs, cwd=workspace(args)))
+    return EXIT_OK
+
+
+def _json_problem(exc: json.JSONDecodeError) -> str:
+    return f"{exc.msg} (line {exc.lineno} column {exc.colno})"
+
+
+# -- entry point ----------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``dsh-fs``; returns the exit status (the console script exits with it)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a parse error (2), already printed
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, args.log_level),
+        format="dsh-fs: %(levelname)s: %(name)s: %(message)s",
+    )
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    try:
+        if args.command == "tools":
+            return run_tools(args, stdout)
+        if args.command == "call":
+            return run_call(args, stdin, stdout)
+        if args.command == "session":
+            return run_session(args, stdin, stdout)
+        return run_mcp(args)
+    except UsageError as exc:
+        print(f"dsh-fs {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``dsh-fs tools | head``): not our failure.
+        _silence_stdout()
+        return EXIT_OK
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout again at exit; point it at /dev/null so that flush cannot fail.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
