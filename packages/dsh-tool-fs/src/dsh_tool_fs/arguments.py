@@ -1,0 +1,168 @@
+"""Argument validation: decoded JSON in, typed arguments or one exact message out.
+
+Two stages, before any filesystem call (SPEC 5.4). Shape and types first:
+not an object, the first unknown key (in the arguments' order), the first
+missing required key and the first wrong type (both in parameter order).
+Then the value rules. The messages are ours, never a library's, because the
+model reads them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from .config import ToolFsConfig
+
+Kind: TypeAlias = Literal["string", "integer", "boolean"]
+
+
+class ToolArgumentError(ValueError):
+    """Arguments that do not fit a tool's schema. ``str(err)`` is the model-facing message."""
+
+    code = "INVALID_ARGUMENTS"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True)
+class ListArgs:
+    path: str = "."
+    offset: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ReadArgs:
+    file_path: str
+    offset: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class WriteArgs:
+    file_path: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class EditArgs:
+    file_path: str
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+ToolArgs: TypeAlias = ListArgs | ReadArgs | WriteArgs | EditArgs
+
+# (name, kind, required) in the parameter order of SPEC 5.3.
+PARAMETERS: dict[str, tuple[tuple[str, Kind, bool], ...]] = {
+    "list": (("path", "string", False), ("offset", "integer", False)),
+    "read": (
+        ("file_path", "string", True),
+        ("offset", "integer", False),
+        ("limit", "integer", False),
+    ),
+    "write": (("file_path", "string", True), ("content", "string", True)),
+    "edit": (
+        ("file_path", "string", True),
+        ("old_string", "string", True),
+        ("new_string", "string", True),
+        ("replace_all", "boolean", False),
+    ),
+}
+
+
+def _typed(kind: Kind, value: Any) -> tuple[bool, Any]:
+    """``(True, converted)`` when ``value`` is a JSON value of ``kind``."""
+    if kind == "string":
+        return isinstance(value, str), value
+    if kind == "boolean":
+        return isinstance(value, bool), value
+    if isinstance(value, bool):
+        return False, value
+    if isinstance(value, int):
+        return True, value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return True, int(value)
+    return False, value
+
+
+def check_shape(tool: str, args: Any) -> dict[str, Any]:
+    """Stage one: the object, its keys and their JSON types. Returns the present values.
+
+    ``null`` for an optional key counts as absent; ``null`` for a required
+    key is a wrong type.
+    """
+    parameters = PARAMETERS[tool]
+    if not isinstance(args, Mapping):
+        raise ToolArgumentError("arguments must be a JSON object")
+    known = {name for name, _, _ in parameters}
+    for key in args:
+        if key not in known:
+            raise ToolArgumentError(f'unknown argument "{key}"')
+    for name, _, required in parameters:
+        if required and name not in args:
+            raise ToolArgumentError(f"{name} is required")
+    values: dict[str, Any] = {}
+    for name, kind, required in parameters:
+        if name not in args:
+            continue
+        value = args[name]
+        if value is None and not required:
+            continue
+        ok, converted = _typed(kind, value)
+        if not ok:
+            article = "an" if kind == "integer" else "a"
+            raise ToolArgumentError(f"{name} must be {article} {kind}")
+        values[name] = converted
+    return values
+
+
+def _non_blank(value: str) -> bool:
+    return bool(value.strip())
+
+
+def validate_arguments(tool: str, args: Any, config: ToolFsConfig) -> ToolArgs:
+    """Both stages for ``tool``; raises :class:`ToolArgumentError` with the exact message."""
+    values = check_shape(tool, args)
+    if tool == "list":
+        path = values.get("path")
+        if path is not None and not _non_blank(path):
+            raise ToolArgumentError("path must be a non-empty string when given")
+        offset = values.get("offset", 1)
+        if offset < 1:
+            raise ToolArgumentError("offset must be a positive integer")
+        return ListArgs(path="." if path is None else path, offset=offset)
+    if not _non_blank(values["file_path"]):
+        raise ToolArgumentError("file_path must be a non-empty string")
+    if tool == "read":
+        offset = values.get("offset", 1)
+        if offset < 1:
+            raise ToolArgumentError("offset must be a positive integer")
+        limit = values.get("limit", config.read_limit)
+        if limit < 1:
+            raise ToolArgumentError("limit must be a positive integer")
+        if limit > config.read_limit:
+            raise ToolArgumentError(f"limit must be less than or equal to {config.read_limit}")
+        return ReadArgs(file_path=values["file_path"], offset=offset, limit=limit)
+    if tool == "write":
+        return WriteArgs(file_path=values["file_path"], content=values["content"])
+    if tool == "edit":
+        if values["old_string"] == "":
+            raise ToolArgumentError("old_string must be a non-empty string")
+        if values["old_string"] == values["new_string"]:
+            raise ToolArgumentError("old_string and new_string must differ")
+        return EditArgs(
+            file_path=values["file_path"],
+            old_string=values["old_string"],
+            new_string=values["new_string"],
+            replace_all=values.get("replace_all", False),
+        )
+    raise KeyError(tool)

@@ -1,0 +1,168 @@
+"""The four tool bodies: exactly the seam calls and hook calls of SPEC 5.5.
+
+Each executor resolves its path, calls the primitives it needs and nothing
+more, asks or emits the ``fs_*`` hooks, and returns a :class:`ToolOutput`
+built by the pure renderers. Validation, cancellation and error
+normalization belong to the host (:mod:`dsh_tool_fs.host`).
+
+Seam calls per tool:
+
+* ``list``  — ``resolve``, one ``list_dir(stat=False)``; no ``stat``, no ``fs_observed``.
+* ``read``  — ``resolve``, one ``stat``, ``read_text`` or ``stream_text``, ``fs_observed``.
+* ``write`` — ``resolve``, ``fs_write_intent``, ``write_text``, ``fs_observed``.
+* ``edit``  — ``resolve``, ``fs_edit_intent``, ``edit_text``, ``fs_observed``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from dsh_fs import (
+    CreateIfAbsent,
+    EditGuard,
+    FileSystem,
+    FsEditRequest,
+    FsError,
+    FsErrorCode,
+    FsTarget,
+    ReplaceIfVersion,
+)
+
+from . import diff_meta as _diff
+from . import list_render, mutation_render, read_render
+from .arguments import EditArgs, ListArgs, ReadArgs, WriteArgs
+from .config import ToolFsConfig
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """What a successful tool body produced: model text, canonical value, diff metadata."""
+
+    text: str
+    value: dict[str, Any]
+    meta: dict[str, Any] | None = None
+
+
+class Progress:
+    """Which primitive a call is in: names the verb of ``<verb> aborted``."""
+
+    __slots__ = ("verb",)
+
+    def __init__(self) -> None:
+        self.verb = "resolve"
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """Everything a tool body needs for one call."""
+
+    fs: FileSystem
+    hook: Any
+    """The plugin manager's hook relay (``pm.hook``)."""
+    config: ToolFsConfig
+    actor: Any
+    """The per-call execution object passed to every hook as ``actor``."""
+    cwd: str | None
+    progress: Progress
+
+    async def resolve(self, path: str) -> FsTarget:
+        self.progress.verb = "resolve"
+        return await self.fs.resolve(path, cwd=self.cwd)
+
+    def observed(self, target: FsTarget, version: str) -> None:
+        self.hook.fs_observed(target=target, version=version, actor=self.actor)
+
+
+async def _decided(result: Any) -> Any:
+    return await result if inspect.isawaitable(result) else result
+
+
+async def run_list(ex: Execution, args: ListArgs) -> ToolOutput:
+    target = await ex.resolve(args.path)
+    ex.progress.verb = "list"
+    entries = await ex.fs.list_dir(target, stat=False)
+    page = list_render.build_list_page(
+        entries,
+        display_path=target.display_path,
+        offset=args.offset,
+        max_entries=ex.config.list_max_entries,
+    )
+    return ToolOutput(text=list_render.render_list(page), value=list_render.list_value(page))
+
+
+async def run_read(ex: Execution, args: ReadArgs) -> ToolOutput:
+    target = await ex.resolve(args.file_path)
+    p = target.display_path
+    ex.progress.verb = "stat"
+    info = await ex.fs.stat(target)
+    if info is None:
+        raise FsError.cannot("read", p, "not found", FsErrorCode.FS_NOT_FOUND)
+    if info.type != "file":
+        raise FsError.cannot("read", p, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
+    cfg = ex.config
+    ex.progress.verb = "read"
+    if info.size is None or info.size >= cfg.read_stream_min_size:
+        builder = read_render.WindowBuilder(
+            offset=args.offset,
+            limit=args.limit,
+            max_line_length=cfg.read_max_line_length,
+            max_bytes=cfg.read_max_bytes,
+        )
+        chunks = ex.fs.stream_text(target)
+        try:
+            async for chunk in chunks:
+                builder.feed(chunk)
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        window = builder.finish()
+    else:
+        text = await ex.fs.read_text(target)
+        window = read_render.build_window(
+            text,
+            offset=args.offset,
+            limit=args.limit,
+            max_line_length=cfg.read_max_line_length,
+            max_bytes=cfg.read_max_bytes,
+        )
+    read_render.check_offset(window, p)
+    ex.observed(target, info.version)
+    return ToolOutput(
+        text=read_render.render_read(p, window), value=read_render.read_value(p, window)
+    )
+
+
+async def run_write(ex: Execution, args: WriteArgs) -> ToolOutput:
+    target = await ex.resolve(args.file_path)
+    ex.progress.verb = "write"
+    intent = await _decided(ex.hook.fs_write_intent(target=target, actor=ex.actor))
+    if intent is not None and not isinstance(intent, CreateIfAbsent | ReplaceIfVersion):
+        raise TypeError(f"fs_write_intent returned {intent!r}, not a write intent")
+    outcome = await ex.fs.write_text(target, args.content, intent)
+    ex.observed(target, outcome.version)
+    p = target.display_path
+    return ToolOutput(
+        text=mutation_render.render_write(p, outcome.operation),
+        value=mutation_render.write_value(p, outcome.operation, outcome.before, outcome.after),
+        meta=_diff.diff_meta(args.file_path, outcome.before, outcome.after),
+    )
+
+
+async def run_edit(ex: Execution, args: EditArgs) -> ToolOutput:
+    target = await ex.resolve(args.file_path)
+    ex.progress.verb = "edit"
+    guard = await _decided(ex.hook.fs_edit_intent(target=target, actor=ex.actor))
+    if guard is not None and not isinstance(guard, EditGuard):
+        raise TypeError(f"fs_edit_intent returned {guard!r}, not an EditGuard")
+    request = FsEditRequest(args.old_string, args.new_string, args.replace_all)
+    outcome = await ex.fs.edit_text(target, request, guard)
+    ex.observed(target, outcome.version)
+    p = target.display_path
+    return ToolOutput(
+        text=mutation_render.render_edit(p, replace_all=args.replace_all),
+        value=mutation_render.edit_value(p, outcome.before, outcome.after),
+        meta=_diff.diff_meta(args.file_path, outcome.before, outcome.after),
+    )

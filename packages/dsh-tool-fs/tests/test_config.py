@@ -1,0 +1,70 @@
+"""ToolFsConfig: defaults, aliases and the positive-integer rule (SPEC 5.2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dsh_tool_fs import ToolFsConfig
+
+ALIASES = {
+    "list_max_entries": "listMaxEntries",
+    "read_limit": "readLimit",
+    "read_max_line_length": "readMaxLineLength",
+    "read_max_bytes": "readMaxBytes",
+    "read_stream_min_size": "readStreamMinSize",
+}
+
+
+def test_defaults_are_those_of_the_spec() -> None:
+    config = ToolFsConfig()
+    assert config.list_max_entries == 200
+    assert config.read_limit == 2000
+    assert config.read_max_line_length == 2000
+    assert config.read_max_bytes == 51200
+    assert config.read_stream_min_size == 10485760
+
+
+@pytest.mark.parametrize(("key", "alias"), ALIASES.items())
+def test_keys_are_accepted_by_name_and_by_camel_case_alias(key: str, alias: str) -> None:
+    assert getattr(ToolFsConfig.model_validate({key: 7}), key) == 7
+    assert getattr(ToolFsConfig.model_validate({alias: 7}), key) == 7
+
+
+def test_dump_by_alias_gives_the_camel_case_keys() -> None:
+    assert ToolFsConfig().model_dump(by_alias=True) == {
+        "listMaxEntries": 200,
+        "readLimit": 2000,
+        "readMaxLineLength": 2000,
+        "readMaxBytes": 51200,
+        "readStreamMinSize": 10485760,
+    }
+
+
+def test_an_integral_float_is_accepted_as_an_integer() -> None:
+    config = ToolFsConfig.model_validate({"readLimit": 5.0})
+    assert config.read_limit == 5
+    assert type(config.read_limit) is int
+
+
+@pytest.mark.parametrize(
+    "bad", [True, False, 0, -1, 2.5, float("nan"), float("inf"), "3", None, [1]]
+)
+@pytest.mark.parametrize(("key", "alias"), ALIASES.items())
+def test_a_value_that_is_not_a_positive_integer_names_the_alias(
+    key: str, alias: str, bad: Any
+) -> None:
+    with pytest.raises(ValueError) as info:
+        ToolFsConfig.model_validate({key: bad})
+    assert f"tool-fs: {alias} must be a positive integer" in str(info.value)
+
+
+def test_the_config_is_frozen() -> None:
+    config = ToolFsConfig()
+    with pytest.raises(ValueError):
+        config.read_limit = 3  # type: ignore[misc]
+
+
+def test_unknown_keys_are_refused() -> None:
+    with pytest.raises(ValueError):
+        ToolFsConfig.model_validate({"readLimits": 3})
