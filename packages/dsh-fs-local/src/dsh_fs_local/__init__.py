@@ -1,0 +1,10 @@
+"""dsh-fs-local: ``LocalFileSystem``, the host-filesystem backend of dsh-fs.
+
+Realpath identity, strict UTF-8 reads that never block on special files,
+one-``scandir`` listings and atomic, crash-safe, cross-process-locked writes.
+"""
+
+from ._atomic import NEW_FILE_MODE, UMASK
+from ._local import LocalFileSystem
+
+__all__ = ["NEW_FILE_MODE", "UMASK", "LocalFileSystem"]

@@ -1,0 +1,211 @@
+"""``LocalFileSystem``: the host filesystem behind the ``FileSystem`` seam."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import AsyncIterator
+
+import anyio
+import anyio.lowlevel
+from anyio import to_thread
+from dsh_fs import (
+    CreateIfAbsent,
+    EditGuard,
+    FileSystem,
+    FsDirEntry,
+    FsEditOutcome,
+    FsEditRequest,
+    FsError,
+    FsErrorCode,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsWriteOutcome,
+    ReplaceIfVersion,
+    WriteIntent,
+)
+from dsh_fs.text import AppliedEdit, StreamDecoder, apply_edit, decode_previous, normalize_newlines
+
+from ._atomic import mutate
+from ._listing import list_directory
+from ._locks import TargetLocks
+from ._os_errors import os_failure
+from ._paths import display_path_of, entry_type_of, path_type_of, target_key_of, version_of
+from ._reading import open_stream, read_text_chunk, read_text_file
+
+
+class LocalFileSystem(FileSystem):
+    """The host filesystem: realpath identity, strict UTF-8, atomic crash-safe writes.
+
+    ``cwd`` (default: the process working directory at construction) is where
+    relative paths resolve; it is not a containment boundary.
+
+    Thread hops: ``resolve``, ``stat`` and ``lstat`` are a few metadata
+    syscalls and run inline (no worker thread); ``read_text``, ``list_dir``,
+    ``write_text`` and ``edit_text`` each make exactly one
+    ``anyio.to_thread.run_sync`` call; ``stream_text`` makes one per chunk.
+
+    Cancellation: worker calls are never abandoned (``abandon_on_cancel=False``).
+    A mutation cancelled before its worker call starts has done nothing; once
+    started it completes and returns, and the cancellation is delivered at the
+    caller's next checkpoint — so the target is always the old or the new
+    content, and the temporary file is always gone.
+    """
+
+    def __init__(self, cwd: str | os.PathLike[str] | None = None) -> None:
+        self._cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+        self._locks = TargetLocks()
+
+    @property
+    def cwd(self) -> str:
+        """The directory relative paths resolve against by default."""
+        return self._cwd
+
+    def __repr__(self) -> str:
+        return f"LocalFileSystem(cwd={self._cwd!r})"
+
+    def _base(self, cwd: str | None) -> str:
+        return self._cwd if cwd is None else os.path.join(self._cwd, cwd)
+
+    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        display_path = display_path_of(path, self._base(cwd))
+        return FsTarget(target_key_of(display_path), display_path)
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        try:
+            info = os.stat(target.target_key)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return None
+            raise os_failure("stat", target.display_path, exc) from exc
+        kind = entry_type_of(info.st_mode)
+        return FsInfo(version_of(info), kind, info.st_size if kind == "file" else None)
+
+    async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        display_path = display_path_of(path, self._base(cwd))
+        try:
+            info = os.lstat(display_path)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return None
+            raise os_failure("stat", display_path, exc) from exc
+        kind = path_type_of(info.st_mode)
+        return FsPathInfo(version_of(info), kind, info.st_size if kind == "file" else None)
+
+    async def read_text(self, target: FsTarget) -> str:
+        return await to_thread.run_sync(read_text_file, target.target_key, target.display_path)
+
+    async def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        decoder = StreamDecoder(target.display_path)
+        fd, text, done = await to_thread.run_sync(
+            open_stream, target.target_key, target.display_path, decoder
+        )
+        try:
+            if text:
+                yield text
+            while not done:
+                text, done = await to_thread.run_sync(
+                    read_text_chunk, fd, decoder, target.display_path
+                )
+                if text:
+                    yield text
+        finally:
+            os.close(fd)
+
+    async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
+        return await to_thread.run_sync(
+            list_directory, target.target_key, target.display_path, stat
+        )
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteIntent | None = None
+    ) -> FsWriteOutcome:
+        display_path = target.display_path
+
+        def check(current: os.stat_result | None) -> None:
+            if current is not None and not _is_regular(current):
+                raise FsError.cannot(
+                    "write", display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
+                )
+            if isinstance(expected, ReplaceIfVersion):
+                if current is None:
+                    raise FsError.cannot(
+                        "write", display_path, "file no longer exists", FsErrorCode.FS_STALE_VERSION
+                    )
+                if version_of(current) != expected.version:
+                    raise FsError.cannot(
+                        "write",
+                        display_path,
+                        "file changed since it was read",
+                        FsErrorCode.FS_STALE_VERSION,
+                    )
+            elif isinstance(expected, CreateIfAbsent) and current is not None:
+                raise FsError(
+                    f'cannot overwrite existing "{display_path}" without reading it first',
+                    FsErrorCode.FS_NOT_OBSERVED,
+                )
+
+        def plan(previous: bytes | None) -> bytes:
+            try:
+                return content.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise FsError.cannot(
+                    "write", display_path, "invalid UTF-8 text", FsErrorCode.FS_NOT_TEXT
+                ) from exc
+
+        async with self._locks.hold(target.target_key):
+            version, previous = await to_thread.run_sync(
+                mutate, target.target_key, display_path, "write", check, plan
+            )
+        return FsWriteOutcome(
+            operation="create" if previous is None else "update",
+            version=version,
+            before=None if previous is None else decode_previous(previous),
+            after=normalize_newlines(content),
+        )
+
+    async def edit_text(
+        self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
+    ) -> FsEditOutcome:
+        display_path = target.display_path
+        applied: list[AppliedEdit] = []
+
+        def check(current: os.stat_result | None) -> None:
+            if current is None:
+                raise FsError.cannot(
+                    "edit",
+                    display_path,
+                    "file changed since it was read",
+                    FsErrorCode.FS_STALE_VERSION,
+                )
+            if not _is_regular(current):
+                raise FsError.cannot(
+                    "edit", display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
+                )
+            if expected is not None and version_of(current) != expected.version:
+                raise FsError.cannot(
+                    "edit",
+                    display_path,
+                    "file changed since it was read",
+                    FsErrorCode.FS_STALE_VERSION,
+                )
+
+        def plan(previous: bytes | None) -> bytes:
+            result = apply_edit(previous or b"", edit, display_path)
+            applied.append(result)
+            return result.data
+
+        async with self._locks.hold(target.target_key):
+            version, _ = await to_thread.run_sync(
+                mutate, target.target_key, display_path, "edit", check, plan
+            )
+        result = applied[0]
+        return FsEditOutcome(version, result.before, result.after, result.replacements)
+
+
+def _is_regular(info: os.stat_result) -> bool:
+    return entry_type_of(info.st_mode) == "file"
