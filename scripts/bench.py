@@ -1,0 +1,762 @@
+"""The dsh-fs benchmark suite: the product against the raw-Python lower bound, same run.
+
+    hatch run python scripts/bench.py            # full suite (< 10 minutes on 2 cores)
+    hatch run python scripts/bench.py --quick    # smoke run: 3 runs, no 1 GB file
+    hatch run python scripts/bench.py --only W1,W5 --runs 7
+    hatch run python scripts/bench.py --json     # one JSON object on stdout
+
+Every workload (issue 6, docs/benchmarks.md) pairs the product — the tools
+run through ``ToolFs.execute`` with ``FsPolicy`` — with a plain-Python
+baseline that does the least work giving the same answer. Data is generated
+deterministically in a temporary directory that is removed afterwards. Each
+side gets one warm-up, then ``--runs`` timed runs, interleaved product /
+baseline (alternating which goes first) so that both see the same machine
+state. The table reports medians and min–max, the ratio of the medians, the
+target and PASS/FAIL. Peak memory of the streaming read path is measured in
+a fresh subprocess with ``resource.getrusage`` (growth of ``ru_maxrss``
+across the one read). Progress goes to stderr; the table (or the JSON) to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import gc
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import stat
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+MiB = 1 << 20
+MB = 1_000_000
+PEAK_LIMIT_MB = 64.0
+
+# ---------------------------------------------------------------------------
+# Deterministic data
+
+
+def line_pool(seed: int, count: int = 1000) -> list[str]:
+    """``count`` code-like ASCII lines of 20–178 characters (≈ 100 bytes with the ``\\n``)."""
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyz_=().,:0123456789     "
+    return ["".join(rng.choices(alphabet, k=rng.randint(20, 178))) for _ in range(count)]
+
+
+NON_ASCII = "    naïve café — Grüße, 日本語, ελληνικά: "
+"""Prefix of the few non-ASCII lines: the files are mostly ASCII, like real generated files,
+with some multi-byte text so that the strict UTF-8 path is exercised too."""
+
+
+def lines_text(count: int, seed: int, *, non_ascii_every: int, eol: str = "\n") -> str:
+    """``count`` lines from a fixed pool; every ``non_ascii_every``-th one has multi-byte text."""
+    pool = line_pool(seed)
+    lines = [pool[i % len(pool)] for i in range(count)]
+    for i in range(non_ascii_every // 2, count, non_ascii_every):
+        lines[i] = NON_ASCII + lines[i]
+    return eol.join(lines) + eol
+
+
+def write_file(path: str, text: str) -> None:
+    with open(path, "wb") as f:
+        f.write(text.encode("utf-8"))
+
+
+def write_gigabyte(path: str) -> int:
+    """≈ 1 GiB of lines, written as one repeated ≈ 1 MiB block (fast); returns its line count."""
+    block_lines = 10_400
+    block = lines_text(block_lines, 61, non_ascii_every=5000).encode("utf-8")
+    repeats = (1 << 30) // len(block) + 1
+    with open(path, "wb") as f:
+        for _ in range(repeats):
+            f.write(block)
+    return block_lines * repeats
+
+
+@dataclass
+class Data:
+    root: str
+    big: str = ""  # W1/W2: 1,000,000 lines, ~100 MB
+    medium: str = ""  # W3: 10,000 lines, ~1 MB
+    long_line: str = ""  # W4: one 50,000,000-character line
+    wide_dir: str = ""  # W5: 20,000 files + 1,000 subdirectories
+    crlf: str = ""  # W6: 10 MB CRLF, product copy
+    crlf_base: str = ""  # W6: baseline copy
+    small: str = ""  # W7: 4 KB, product
+    small_base: str = ""  # W7: baseline
+    many: list[str] = field(default_factory=list)  # W9: 64 × 1 MB
+
+
+W6_MARKERS = ("UNIQUE_MARKER_ALPHA", "UNIQUE_MARKER_OMEGA")  # the pool has no capitals
+BIG_LINES = 1_000_000
+
+
+def generate(root: str, wanted: set[str]) -> Data:
+    d = Data(root=root)
+    if wanted & {"W1", "W2"}:
+        d.big = os.path.join(root, "big.txt")
+        write_file(d.big, lines_text(BIG_LINES, 1, non_ascii_every=100_000))
+    if "W3" in wanted:
+        d.medium = os.path.join(root, "medium.txt")
+        write_file(d.medium, lines_text(10_000, 3, non_ascii_every=1000))
+    if "W4" in wanted:
+        d.long_line = os.path.join(root, "long-line.txt")
+        chunk = "".join(line_pool(4, 10)).replace(" ", "-")[:1000]
+        with open(d.long_line, "wb") as f:
+            f.write((chunk * 50_000).encode("ascii") + b"\n")
+    if "W5" in wanted:
+        d.wide_dir = os.path.join(root, "wide")
+        os.mkdir(d.wide_dir)
+        rng = random.Random(5)
+        words = ["alpha", "Beta", "gamma", "Delta", "epsilon", "Zeta", "eta", "Theta"]
+        for i in range(20_000):
+            name = f"{rng.choice(words)}_{i:05d}.{rng.choice(('py', 'txt', 'json', 'md'))}"
+            os.close(os.open(os.path.join(d.wide_dir, name), os.O_WRONLY | os.O_CREAT, 0o644))
+        for i in range(1_000):
+            os.mkdir(os.path.join(d.wide_dir, f"{rng.choice(words)}_dir_{i:04d}"))
+    if "W6" in wanted:
+        body = lines_text(100_000, 6, non_ascii_every=10_000, eol="\r\n")
+        half = len(body) // 2
+        half = body.index("\r\n", half) + 2
+        text = body[:half] + f"    {W6_MARKERS[0]} = 1\r\n" + body[half:]
+        d.crlf = os.path.join(root, "crlf.txt")
+        d.crlf_base = os.path.join(root, "crlf-base.txt")
+        write_file(d.crlf, text)
+        write_file(d.crlf_base, text)
+    if "W7" in wanted:
+        d.small = os.path.join(root, "small.txt")
+        d.small_base = os.path.join(root, "small-base.txt")
+        write_file(d.small, W7_CONTENTS[1])
+        write_file(d.small_base, W7_CONTENTS[1])
+    if "W9" in wanted:
+        os.mkdir(os.path.join(root, "many"))
+        for i in range(64):
+            path = os.path.join(root, "many", f"f{i:02d}.txt")
+            write_file(path, lines_text(10_000, 900 + i, non_ascii_every=1000))
+            d.many.append(path)
+    return d
+
+
+def _w7_content(seed: int) -> str:
+    text = lines_text(60, seed, non_ascii_every=1000)
+    return (text * (4096 // len(text) + 1))[:4095] + "\n"
+
+
+W7_CONTENTS = (_w7_content(70), _w7_content(71))  # 4,096 ASCII bytes each
+
+# ---------------------------------------------------------------------------
+# Baselines: plain Python, the least work that gives the same answer
+
+
+def baseline_count_lines(path: str) -> int:
+    """W1/W2/W4: strict incremental UTF-8 decode in 1 MiB chunks, counting ``\\n``."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    newlines = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(MiB):
+            newlines += decoder.decode(chunk).count("\n")
+    decoder.decode(b"", True)
+    return newlines
+
+
+def baseline_read_window(path: str) -> str:
+    """W3: ``open().read()`` + ``splitlines()[:2000]`` + ``n: text`` lines."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    lines = text.splitlines()[:2000]
+    return "\n".join([f"{n}: {line}" for n, line in enumerate(lines, 1)])
+
+
+def baseline_list(path: str) -> list[tuple[int, str, str]]:
+    """W5: ``os.scandir`` + one ``stat`` per entry + sort (directories, files, other)."""
+    entries = []
+    with os.scandir(path) as it:
+        for entry in it:
+            mode = entry.stat().st_mode
+            group = 0 if stat.S_ISDIR(mode) else 1 if stat.S_ISREG(mode) else 2
+            entries.append((group, entry.name.casefold(), entry.name))
+    entries.sort()
+    return entries
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.bench.tmp")
+    with open(tmp, "xb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(tmp, path)
+
+
+def baseline_edit(path: str, old: str, new: str) -> None:
+    """W6: read bytes, decode, replace, encode, write temp, fsync, rename."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    _atomic_write(path, raw.decode("utf-8").replace(old, new).encode("utf-8"))
+
+
+def same_bytes(a: str, b: str) -> bool:
+    with open(a, "rb") as f, open(b, "rb") as g:
+        return f.read() == g.read()
+
+
+def baseline_write(path: str, content: str) -> None:
+    """W7: raw temp + write + fsync + rename."""
+    _atomic_write(path, content.encode("utf-8"))
+
+
+# ---------------------------------------------------------------------------
+# Measurement
+
+
+@dataclass
+class Row:
+    id: str
+    title: str
+    unit: str  # "ms" (per run) or "µs" (per call)
+    target: float | None  # product/baseline ratio must be ≤ this
+    target_text: str = ""
+    product: list[float] = field(default_factory=list)
+    baseline: list[float] = field(default_factory=list)
+    peak_mb: float | None = None
+    note: str = ""
+    skipped: str = ""
+    error: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if not self.product or not self.baseline:
+            return None
+        return statistics.median(self.product) / statistics.median(self.baseline)
+
+    @property
+    def result(self) -> str:
+        if self.skipped:
+            return "SKIP"
+        if self.error:
+            return "ERROR"
+        ok = True
+        if self.target is not None:
+            ratio = self.ratio
+            ok = ratio is not None and ratio <= self.target
+        if self.peak_mb is not None:
+            ok = ok and self.peak_mb <= PEAK_LIMIT_MB
+        return "PASS" if ok else "FAIL"
+
+    def as_json(self) -> dict[str, Any]:
+        def stats(xs: list[float]) -> dict[str, float] | None:
+            if not xs:
+                return None
+            return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
+
+        return {
+            "id": self.id,
+            "title": self.title,
+            "unit": "seconds per run" if self.unit == "ms" else "seconds per call",
+            "product": stats(self.product),
+            "baseline": stats(self.baseline),
+            "product_runs": self.product,
+            "baseline_runs": self.baseline,
+            "ratio": self.ratio,
+            "target": self.target_text,
+            "peak_rss_growth_mb": self.peak_mb,
+            "result": self.result,
+            "note": self.note,
+            "skipped": self.skipped,
+            "error": self.error,
+        }
+
+
+Op = Callable[[], Awaitable[None]]
+
+
+def sync_op(fn: Callable[[], object]) -> Op:
+    async def op() -> None:
+        fn()
+
+    return op
+
+
+async def measure(row: Row, product: Op, baseline: Op, runs: int, calls: int = 1) -> None:
+    """One warm-up each, then ``runs`` interleaved runs; times are per run / ``calls``."""
+    await product()
+    await baseline()
+    for i in range(runs):
+        pair = ((row.product, product), (row.baseline, baseline))
+        for times, op in pair if i % 2 == 0 else reversed(pair):
+            gc.collect()
+            t0 = time.perf_counter()
+            await op()
+            times.append((time.perf_counter() - t0) / calls)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+class ProductError(Exception):
+    """The product returned an error result or a wrong answer: the workload is not timed."""
+
+
+def check(result: Any, **expected: Any) -> Any:
+    if result.is_error:
+        raise ProductError(result.text)
+    for key, want in expected.items():
+        got = result.value.get(key)
+        if got != want:
+            raise ProductError(f"{key} = {got!r}, expected {want!r}")
+    return result
+
+
+# ---------------------------------------------------------------------------
+# The workloads
+
+
+class Stack:
+    """The product as a model would meet it: ``ToolFs`` + ``LocalFileSystem`` + ``FsPolicy``."""
+
+    def __init__(self, cwd: str) -> None:
+        from dsh_fs_local import LocalFileSystem
+        from dsh_fs_policy import FsPolicy
+        from dsh_tool_fs import Session, ToolFs
+
+        self.toolfs = ToolFs(LocalFileSystem(), plugins=[FsPolicy()])
+        self.session = Session(cwd=cwd)
+
+    async def call(self, tool: str, args: dict[str, Any], **expected: Any) -> Any:
+        result = await self.toolfs.execute(tool, args, session=self.session)
+        return check(result, **expected)
+
+
+async def w1(row: Row, d: Data, runs: int) -> None:
+    s = Stack(d.root)
+
+    async def product() -> None:
+        await s.call("read", {"file_path": d.big}, totalLines=BIG_LINES)
+
+    await measure(row, product, sync_op(lambda: baseline_count_lines(d.big)), runs)
+
+
+async def w2(row: Row, d: Data, runs: int) -> None:
+    s = Stack(d.root)
+
+    async def product() -> None:
+        args = {"file_path": d.big, "offset": 900_001, "limit": 100}
+        r = await s.call("read", args, totalLines=BIG_LINES, offset=900_001)
+        if len(r.value["lines"]) != 100:
+            raise ProductError(f"{len(r.value['lines'])} lines selected, expected 100")
+
+    await measure(row, product, sync_op(lambda: baseline_count_lines(d.big)), runs)
+
+
+W3_CALLS = 100
+
+
+async def w3(row: Row, d: Data, runs: int) -> None:
+    s = Stack(d.root)
+
+    async def product() -> None:
+        for _ in range(W3_CALLS):
+            await s.call("read", {"file_path": d.medium}, totalLines=10_000)
+
+    def baseline() -> None:
+        for _ in range(W3_CALLS):
+            baseline_read_window(d.medium)
+
+    await measure(row, product, sync_op(baseline), runs, calls=W3_CALLS)
+
+
+async def w4(row: Row, d: Data, runs: int) -> None:
+    s = Stack(d.root)
+
+    async def product() -> None:
+        await s.call("read", {"file_path": d.long_line}, totalLines=1)
+
+    await measure(row, product, sync_op(lambda: baseline_count_lines(d.long_line)), runs)
+
+
+async def w5(row: Row, d: Data, runs: int) -> None:
+    s = Stack(d.root)
+
+    async def product() -> None:
+        await s.call("list", {"path": d.wide_dir}, totalEntries=21_000)
+
+    await measure(row, product, sync_op(lambda: baseline_list(d.wide_dir)), runs)
+
+
+async def w6(row: Row, d: Data, runs: int) -> None:
+    s = Stack(d.root)
+    await s.call("read", {"file_path": d.crlf})  # the observation the policy requires
+    a, b = W6_MARKERS
+
+    async def product() -> None:  # there and back: two edits, same state after each run
+        await s.call("edit", {"file_path": d.crlf, "old_string": a, "new_string": b})
+        await s.call("edit", {"file_path": d.crlf, "old_string": b, "new_string": a})
+
+    def baseline() -> None:
+        baseline_edit(d.crlf_base, a, b)
+        baseline_edit(d.crlf_base, b, a)
+
+    await measure(row, product, sync_op(baseline), runs, calls=2)
+    if not same_bytes(d.crlf, d.crlf_base):
+        raise ProductError("the edited file differs from the baseline's")
+
+
+W7_WRITES = 1000
+
+
+async def w7(row: Row, d: Data, runs: int) -> None:
+    s = Stack(d.root)
+    await s.call("read", {"file_path": d.small})  # then every write is a guarded update
+
+    async def product() -> None:
+        for i in range(W7_WRITES):
+            args = {"file_path": d.small, "content": W7_CONTENTS[i % 2]}
+            await s.call("write", args, operation="update")
+
+    def baseline() -> None:
+        for i in range(W7_WRITES):
+            baseline_write(d.small_base, W7_CONTENTS[i % 2])
+
+    await measure(row, product, sync_op(baseline), runs)
+
+
+W8_CALLS = 1000
+W8_TEXT = "".join(f"line {i}: the quick brown fox jumps over the lazy dog\n" for i in range(1, 11))
+
+
+async def w8(row: Row, d: Data, runs: int) -> None:
+    from dsh_fs_memory import MemoryFileSystem
+    from dsh_fs_policy import FsPolicy
+    from dsh_tool_fs import Session, ToolFs
+
+    render = read_renderer()
+    fs = MemoryFileSystem(cwd="/w", files={"/w/ten.txt": W8_TEXT})
+    toolfs = ToolFs(fs, plugins=[FsPolicy()])
+    session = Session(cwd="/w")
+    target = await fs.resolve("/w/ten.txt")
+    expected = check(await toolfs.execute("read", {"file_path": "ten.txt"}, session=session)).text
+    if render(target.display_path, W8_TEXT) != expected:
+        raise ProductError("the baseline renderer disagrees with the product")
+
+    async def product() -> None:
+        for _ in range(W8_CALLS):
+            r = await toolfs.execute("read", {"file_path": "ten.txt"}, session=session)
+            if r.is_error:
+                raise ProductError(r.text)
+
+    async def baseline() -> None:
+        for _ in range(W8_CALLS):
+            info = await fs.stat(target)
+            assert info is not None
+            render(target.display_path, await fs.read_text(target))
+
+    await measure(row, product, baseline, runs, calls=W8_CALLS)
+
+
+def read_renderer() -> Callable[[str, str], str]:
+    """The product's own read renderer, called directly: text → model projection."""
+    from dsh_tool_fs import read_render
+
+    build = read_render.build_window
+    project = read_render.render_read
+    return lambda display_path, text: project(display_path, build(text))
+
+
+async def w9(row: Row, d: Data, runs: int) -> None:
+    s = Stack(d.root)
+
+    async def concurrent() -> None:
+        async def one(path: str) -> None:
+            await s.call("read", {"file_path": path}, totalLines=10_000)
+
+        async with anyio.create_task_group() as tg:
+            for path in d.many:
+                tg.start_soon(one, path)
+
+    async def sequential() -> None:
+        for path in d.many:
+            await s.call("read", {"file_path": path}, totalLines=10_000)
+
+    await measure(row, concurrent, sequential, runs)
+
+
+WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[None]]]] = {
+    "W1": ("read default window, 1M lines / 100 MB", "ms", 1.0, "≤ 1.0", w1),
+    "W2": ("read offset 900001 limit 100, same file", "ms", 1.0, "≤ 1.0", w2),
+    "W3": ("read default window, 1 MB / 10k lines", "µs", 1.3, "≤ 1.3", w3),
+    "W4": ("read one 50,000,000-char line", "ms", 1.0, "≤ 1.0", w4),
+    "W5": ("list page 1 of 20k files + 1k dirs", "ms", 0.8, "≤ 0.8", w5),
+    "W6": ("edit once in a 10 MB CRLF file", "ms", 1.3, "≤ 1.3", w6),
+    "W7": ("1,000 guarded 4 KB writes", "ms", 1.6, "≤ 1.6", w7),
+    "W8": ("read 10-line file, MemoryFileSystem", "µs", 1.5, "≤ 1.5", w8),
+    "W9": ("64 concurrent reads of 1 MB files", "ms", 1 / 1.1, "≤ 0.91 (1.1×)", w9),
+}
+BASELINE_NAMES = {
+    "W1": "strict 1 MiB decode + count",
+    "W2": "strict 1 MiB decode + count",
+    "W3": "read+splitlines+format",
+    "W4": "strict 1 MiB decode + count",
+    "W5": "scandir+stat+sort",
+    "W6": "decode+replace+tmp+fsync+rename",
+    "W7": "tmp+write+fsync+rename",
+    "W8": "stat+read_text+render",
+    "W9": "same 64 reads, sequential",
+}
+
+# ---------------------------------------------------------------------------
+# Peak memory: a fresh interpreter does one read and reports its ru_maxrss growth
+
+
+def peak_child(path: str, warm: str) -> None:
+    """Runs in the subprocess: one warm-up read of a small file, then the measured read."""
+    stack = Stack(os.path.dirname(path))
+
+    async def main() -> dict[str, Any]:
+        await stack.call("read", {"file_path": warm})
+        gc.collect()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        t0 = time.perf_counter()
+        r = await stack.toolfs.execute("read", {"file_path": path}, session=stack.session)
+        seconds = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return {
+            "growth_kb": after - before,
+            "before_kb": before,
+            "seconds": seconds,
+            "error": r.text if r.is_error else "",
+            "total_lines": None if r.is_error else r.value["totalLines"],
+        }
+
+    print(json.dumps(anyio.run(main)))
+
+
+def measure_peak(path: str, warm: str, expected_lines: int) -> tuple[float, str]:
+    """Peak RSS growth in MB of one product read of ``path`` in a fresh interpreter."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--peak-child", path, warm]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0:
+        raise ProductError(f"peak-memory child failed: {done.stderr.strip()[-500:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if out["error"]:
+        raise ProductError(out["error"])
+    if out["total_lines"] != expected_lines:
+        raise ProductError(f"totalLines = {out['total_lines']}, expected {expected_lines}")
+    growth = out["growth_kb"] / 1024  # ru_maxrss is in KiB on Linux
+    return growth, f"{out['seconds']:.2f} s, RSS {out['before_kb'] / 1024:.0f} MB before"
+
+
+# ---------------------------------------------------------------------------
+# Output
+
+
+def fmt(xs: list[float], unit: str) -> str:
+    if not xs:
+        return "—"
+    scale, suffix, digits = (1e6, "µs", 0) if unit == "µs" else (1e3, "ms", 1)
+    med, lo, hi = (statistics.median(xs) * scale, min(xs) * scale, max(xs) * scale)
+    return f"{med:.{digits}f} {suffix} [{lo:.{digits}f}–{hi:.{digits}f}]"
+
+
+def table(rows: list[Row]) -> str:
+    head = [
+        "id",
+        "workload",
+        "product median [min–max]",
+        "baseline median [min–max]",
+        "ratio",
+        "target",
+        "peak RSS",
+        "result",
+        "baseline",
+    ]
+    body = []
+    for r in rows:
+        ratio = r.ratio
+        peak = "—" if r.peak_mb is None else f"{r.peak_mb:.1f} MB"
+        body.append(
+            [
+                r.id,
+                r.title,
+                fmt(r.product, r.unit),
+                fmt(r.baseline, r.unit),
+                "—" if ratio is None else f"{ratio:.2f}",
+                r.target_text,
+                peak,
+                r.result,
+                BASELINE_NAMES.get(r.id, "—"),
+            ]
+        )
+    widths = [max(len(row[i]) for row in [head, *body]) for i in range(len(head))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in [head, [""] * len(head), *body]
+    ]
+    lines[1] = "  ".join("-" * w for w in widths)
+    notes = [
+        f"{r.id}: {r.skipped or r.error or r.note}" for r in rows if r.skipped or r.error or r.note
+    ]
+    if notes:
+        lines += ["", *notes]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 3 runs per workload and no 1 GB peak-memory file",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument(
+        "--only",
+        default="",
+        help="comma-separated ids to run, e.g. W1,W5 (W1G = the 1 GB peak-memory read)",
+    )
+    p.add_argument("--runs", type=int, default=None, help="timed runs per workload (default 5)")
+    p.add_argument("--tmpdir", default=None, help="where to create the data (default: system temp)")
+    p.add_argument("--peak-child", nargs=2, help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.peak_child:
+        peak_child(*args.peak_child)
+        return 0
+    runs = args.runs if args.runs is not None else (3 if args.quick else 5)
+    all_ids = [*WORKLOADS, "W1G"]
+    wanted = [w.strip().upper() for w in args.only.split(",") if w.strip()] or all_ids
+    unknown = [w for w in wanted if w not in all_ids]
+    if unknown:
+        print(f"unknown workload id(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    if args.quick and "W1G" in wanted and not args.only:
+        wanted.remove("W1G")
+    started = time.perf_counter()
+    root = tempfile.mkdtemp(prefix="dsh-bench-", dir=args.tmpdir)
+    rows: list[Row] = []
+    try:
+        log(f"generating data in {root} …")
+        d = generate(root, set(wanted))
+        log(f"  done in {time.perf_counter() - started:.1f} s")
+        for wid in wanted:
+            if wid == "W1G":
+                continue
+            title, unit, target, target_text, _ = WORKLOADS[wid]
+            rows.append(Row(wid, title, unit, target, target_text))
+        anyio.run(run_timed, rows, d, runs)
+        peaks(rows, d, wanted, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    total = time.perf_counter() - started
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "machine": machine(),
+                    "runs": runs,
+                    "seconds": total,
+                    "rows": [r.as_json() for r in rows],
+                },
+                indent=2,
+            )
+        )
+    else:
+        m = machine()
+        print(
+            f"dsh-fs benchmarks — {m['date']} — Python {m['python']} on {m['platform']}, "
+            f"{m['cpus']} CPUs — {runs} runs after 1 warm-up; ratio = product / baseline"
+        )
+        print(table(rows))
+        print(f"\ntotal {total:.0f} s")
+    return 0 if all(r.result in ("PASS", "SKIP") for r in rows) else 1
+
+
+async def run_timed(rows: list[Row], d: Data, runs: int) -> None:
+    for row in rows:
+        fn = WORKLOADS[row.id][4]
+        log(f"{row.id} {row.title} …")
+        t0 = time.perf_counter()
+        try:
+            await fn(row, d, runs)
+        except (ImportError, AttributeError) as exc:
+            row.skipped = f"skipped — not available yet: {type(exc).__name__}: {exc}"
+        except ProductError as exc:
+            row.error = f"product failed: {exc}"
+        except Exception as exc:
+            row.error = f"{type(exc).__name__}: {exc}"
+            traceback.print_exc()
+        log(f"  {row.result} in {time.perf_counter() - t0:.1f} s")
+
+
+def peaks(rows: list[Row], d: Data, wanted: list[str], root: str) -> None:
+    """Peak RSS growth of the streaming read: W1's file, W4's line, and a 1 GiB file."""
+    warm = os.path.join(root, "warm.txt")
+    write_file(warm, lines_text(50, 9, non_ascii_every=1000))
+    gig = os.path.join(root, "gigabyte.txt")
+
+    def make_gigabyte() -> tuple[str, int]:
+        t0 = time.perf_counter()
+        lines = write_gigabyte(gig)
+        log(f"  1 GiB file written in {time.perf_counter() - t0:.1f} s")
+        return gig, lines
+
+    jobs: list[tuple[Row, Callable[[], tuple[str, int]]]] = []
+    by_id = {r.id: r for r in rows}
+    if "W1" in by_id and not by_id["W1"].skipped:
+        jobs.append((by_id["W1"], lambda: (d.big, BIG_LINES)))
+    if "W4" in by_id and not by_id["W4"].skipped:
+        jobs.append((by_id["W4"], lambda: (d.long_line, 1)))
+    if "W1G" in wanted:
+        row = Row("W1G", "peak memory: read default window, 1 GiB", "ms", None, "≤ 64 MB")
+        rows.append(row)
+        try:
+            Stack(root)
+        except ImportError as exc:
+            row.skipped = f"skipped — not available yet: {exc}"
+        else:
+            jobs.append((row, make_gigabyte))
+    for row, make in jobs:
+        log(f"{row.id} peak memory …")
+        try:
+            path, lines = make()
+            row.peak_mb, detail = measure_peak(path, warm, lines)
+            extra = f"peak RSS growth {row.peak_mb:.1f} MB (bound 64 MB; the read took {detail})"
+            row.note = f"{row.note}; {extra}" if row.note else extra
+        except ProductError as exc:
+            row.error = f"peak memory: {exc}"
+        finally:
+            if os.path.exists(gig):
+                os.remove(gig)
+        log(f"  {row.result}")
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.machine()}",
+        "cpus": os.cpu_count(),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
