@@ -1,0 +1,46 @@
+"""``MemoryScratch``: the conformance kit's ``Scratch`` over a ``MemoryFileSystem``."""
+
+from __future__ import annotations
+
+from ._memory import MemoryFileSystem
+
+
+class MemoryScratch:
+    """A fresh ``MemoryFileSystem`` whose ``cwd`` is an empty scratch directory.
+
+    Satisfies :class:`dsh_fs.testing.Scratch`: the out-of-band methods take
+    paths relative to ``root`` and use the backend's own helper methods.
+    """
+
+    def __init__(self, root: str = "/scratch") -> None:
+        self._fs = MemoryFileSystem(cwd=root)
+        self._root = self._fs.cwd
+
+    @property
+    def fs(self) -> MemoryFileSystem:
+        return self._fs
+
+    @property
+    def root(self) -> str:
+        return self._root
+
+    def put(self, path: str, data: bytes) -> None:
+        self._fs.put_bytes(path, data)
+
+    def get(self, path: str) -> bytes | None:
+        return self._fs.get_bytes(path)
+
+    def mkdir(self, path: str) -> None:
+        self._fs.mkdir(path)
+
+    def remove(self, path: str) -> None:
+        self._fs.remove(path)
+
+    def symlink(self, path: str, target: str) -> None:
+        self._fs.add_symlink(path, target)
+
+    def make_other(self, path: str) -> None:
+        self._fs.add_other(path)
+
+    def names(self, path: str = ".") -> list[str]:
+        return self._fs.names(path)
