@@ -1,8 +1,39 @@
 """The backend conformance kit: the contract of ``dsh_fs.FileSystem`` as pytest tests.
 
-placeholder — filled in by the conformance-kit work.
+A backend runs the whole kit with one fixture::
+
+    from dsh_fs.testing import FileSystemContract
+
+    class TestMyBackend(FileSystemContract):
+        @pytest.fixture
+        def scratch(self, tmp_path): return MyScratch(tmp_path)
+
+``scratch`` returns a :class:`Scratch`: the backend under test plus
+out-of-band access to its tree, which the kit uses to set up scenarios and to
+inspect the exact stored bytes.
 """
 
+from ._base import ContractBase
+from ._concurrency_contract import CancellationContract, SerializationContract
+from ._contract import FileSystemContract
+from ._edit_contract import EditContract
+from ._list_contract import ListContract, build_listing_tree
+from ._paths_contract import ResolveContract, StatContract
+from ._read_contract import ReadContract
 from ._scratch import Scratch
+from ._write_contract import WriteContract
 
-__all__ = ["Scratch"]
+__all__ = [
+    "CancellationContract",
+    "ContractBase",
+    "EditContract",
+    "FileSystemContract",
+    "ListContract",
+    "ReadContract",
+    "ResolveContract",
+    "Scratch",
+    "SerializationContract",
+    "StatContract",
+    "WriteContract",
+    "build_listing_tree",
+]

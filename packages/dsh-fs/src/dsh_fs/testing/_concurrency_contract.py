@@ -1,0 +1,342 @@
+"""Per-target serialization, atomic visibility and cancellation (SPEC 2.3 rules 1, 2, 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+import pytest
+
+from .._errors import FsError, FsErrorCode
+from .._types import (
+    EditGuard,
+    FsEditOutcome,
+    FsEditRequest,
+    FsTarget,
+    FsWriteOutcome,
+    ReplaceIfVersion,
+)
+from ._base import ContractBase
+from ._expect import collect_stream, run_then_cancel
+from ._scratch import Scratch
+
+CONTENDERS = 20
+PRIMITIVES = (
+    "resolve",
+    "stat",
+    "lstat",
+    "read_text",
+    "stream_text",
+    "list_dir",
+    "write_text",
+    "edit_text",
+)
+CANCEL_STEPS = (0, 1, 2, 3, 5, 8, 13, 21)
+CANCEL_DELAYS = (0.0001, 0.001, 0.005)
+
+
+class SerializationContract(ContractBase):
+    """Mutations of one target run one at a time; guarded ones never both win."""
+
+    async def _race(
+        self, attempts: list[Callable[[], Awaitable[FsWriteOutcome | FsEditOutcome]]]
+    ) -> list[FsWriteOutcome | FsEditOutcome | FsError]:
+        results: list[FsWriteOutcome | FsEditOutcome | FsError | None] = [None] * len(attempts)
+
+        async def attempt(i: int) -> None:
+            try:
+                results[i] = await attempts[i]()
+            except FsError as err:
+                results[i] = err
+
+        async with anyio.create_task_group() as tg:
+            for i in range(len(attempts)):
+                tg.start_soon(attempt, i)
+        done = [r for r in results if r is not None]
+        assert len(done) == len(attempts)
+        return done
+
+    def _one_winner(
+        self,
+        results: list[FsWriteOutcome | FsEditOutcome | FsError],
+        stale_message: str,
+    ) -> int:
+        winners = [i for i, r in enumerate(results) if not isinstance(r, FsError)]
+        assert len(winners) == 1, f"{len(winners)} guarded mutations from one version succeeded"
+        for r in results:
+            if isinstance(r, FsError):
+                assert (str(r), r.code) == (stale_message, FsErrorCode.FS_STALE_VERSION)
+        return winners[0]
+
+    @pytest.mark.anyio
+    async def test_concurrent_guarded_writes_from_one_version_let_exactly_one_win(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("f.txt", b"start\n")
+        fs = scratch.fs
+        target = await fs.resolve("f.txt")
+        info = await fs.stat(target)
+        assert info is not None
+        guard = ReplaceIfVersion(info.version)
+
+        def writer(i: int) -> Callable[[], Awaitable[FsWriteOutcome]]:
+            return lambda: fs.write_text(target, f"writer {i}\n" * (i + 1), guard)
+
+        results = await self._race([writer(i) for i in range(CONTENDERS)])
+        won = self._one_winner(
+            results, f'cannot write "{target.display_path}": file changed since it was read'
+        )
+        assert scratch.get("f.txt") == f"writer {won}\n".encode() * (won + 1)
+        final = await fs.stat(target)
+        winner = results[won]
+        assert not isinstance(winner, FsError)
+        assert final is not None and final.version == winner.version
+        assert scratch.names() == ["f.txt"]
+
+    @pytest.mark.anyio
+    async def test_concurrent_guarded_edits_from_one_version_let_exactly_one_win(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("f.txt", b"value = 0\n")
+        fs = scratch.fs
+        target = await fs.resolve("f.txt")
+        info = await fs.stat(target)
+        assert info is not None
+        guard = EditGuard(info.version)
+
+        def editor(i: int) -> Callable[[], Awaitable[FsEditOutcome]]:
+            # Every edit still matches after any other: only the guard can refuse it.
+            return lambda: fs.edit_text(target, FsEditRequest("value = ", f"value = {i}+"), guard)
+
+        results = await self._race([editor(i) for i in range(CONTENDERS)])
+        won = self._one_winner(
+            results, f'cannot edit "{target.display_path}": file changed since it was read'
+        )
+        assert scratch.get("f.txt") == f"value = {won}+0\n".encode()
+        assert scratch.names() == ["f.txt"]
+
+    @pytest.mark.anyio
+    async def test_concurrent_guarded_writes_and_edits_from_one_version_let_exactly_one_win(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("f.txt", b"base\n")
+        fs = scratch.fs
+        target = await fs.resolve("f.txt")
+        info = await fs.stat(target)
+        assert info is not None
+        version = info.version
+        attempts: list[Callable[[], Awaitable[FsWriteOutcome | FsEditOutcome]]] = []
+        for i in range(CONTENDERS):
+            if i % 2:
+                attempts.append(
+                    lambda i=i: fs.write_text(target, f"w{i}\n", ReplaceIfVersion(version))  # type: ignore[misc]
+                )
+            else:
+                attempts.append(
+                    lambda i=i: fs.edit_text(  # type: ignore[misc]
+                        target, FsEditRequest("base", f"e{i}"), EditGuard(version)
+                    )
+                )
+        results = await self._race(attempts)
+        winners = [r for r in results if not isinstance(r, FsError)]
+        assert len(winners) == 1
+        losers = [r for r in results if isinstance(r, FsError)]
+        assert {r.code for r in losers} == {FsErrorCode.FS_STALE_VERSION}
+
+    @pytest.mark.anyio
+    async def test_concurrent_unguarded_edits_lose_no_update_and_run_in_arrival_order(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("f.txt", b"items:\r\nEND\r\n")
+        fs = scratch.fs
+        target = await fs.resolve("f.txt")
+
+        def appender(i: int) -> Callable[[], Awaitable[FsEditOutcome]]:
+            return lambda: fs.edit_text(target, FsEditRequest("END\n", f"item {i}\nEND\n"))
+
+        results = await self._race([appender(i) for i in range(CONTENDERS)])
+        assert not [r for r in results if isinstance(r, FsError)]
+        lines = "".join(f"item {i}\r\n" for i in range(CONTENDERS))
+        assert scratch.get("f.txt") == f"items:\r\n{lines}END\r\n".encode()
+
+    @pytest.mark.anyio
+    async def test_concurrent_unguarded_writes_leave_one_complete_content(
+        self, scratch: Scratch
+    ) -> None:
+        fs = scratch.fs
+        target = await fs.resolve("f.txt")
+        contents = [f"{i}".encode() * (1000 * (i + 1)) for i in range(10)]
+
+        def writer(i: int) -> Callable[[], Awaitable[FsWriteOutcome]]:
+            return lambda: fs.write_text(target, contents[i].decode())
+
+        results = await self._race([writer(i) for i in range(len(contents))])
+        assert not [r for r in results if isinstance(r, FsError)]
+        assert [r.operation for r in results if isinstance(r, FsWriteOutcome)].count("create") == 1
+        assert scratch.get("f.txt") in contents
+        assert scratch.names() == ["f.txt"]
+
+    @pytest.mark.anyio
+    async def test_readers_never_see_a_partly_written_file(self, scratch: Scratch) -> None:
+        small, large = "s" * 1000 + "\n", "L€" * 300_000 + "\n"
+        scratch.put("f.txt", small.encode())
+        fs = scratch.fs
+        target = await fs.resolve("f.txt")
+        seen: list[str] = []
+        done = anyio.Event()
+
+        async def writer() -> None:
+            for i in range(10):
+                await fs.write_text(target, large if i % 2 == 0 else small)
+            done.set()
+
+        async def reader(stream: bool) -> None:
+            while not done.is_set():
+                if stream:
+                    seen.append("".join(await collect_stream(fs.stream_text(target))))
+                else:
+                    seen.append(await fs.read_text(target))
+                await anyio.lowlevel.checkpoint()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer)
+            tg.start_soon(reader, False)
+            tg.start_soon(reader, True)
+        assert seen
+        assert all(text in (small, large) for text in seen)
+
+
+class CancellationContract(ContractBase):
+    """Cancelled calls raise anyio's cancellation; a cancelled mutation changes nothing."""
+
+    async def _call(self, scratch: Scratch, primitive: str, target: FsTarget) -> object:
+        fs = scratch.fs
+        if primitive == "resolve":
+            return await fs.resolve("f.txt")
+        if primitive == "stat":
+            return await fs.stat(target)
+        if primitive == "lstat":
+            return await fs.lstat("f.txt")
+        if primitive == "read_text":
+            return await fs.read_text(target)
+        if primitive == "stream_text":
+            return await collect_stream(fs.stream_text(target))
+        if primitive == "list_dir":
+            return await fs.list_dir(await fs.resolve("."))
+        if primitive == "write_text":
+            return await fs.write_text(target, "written\n")
+        return await fs.edit_text(target, FsEditRequest("old", "edited"))
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("primitive", PRIMITIVES)
+    async def test_primitive_called_in_a_cancelled_scope_raises_cancellation(
+        self, scratch: Scratch, primitive: str
+    ) -> None:
+        scratch.put("f.txt", b"old\n")
+        target = await scratch.fs.resolve("f.txt")
+        reached = False
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            try:
+                await self._call(scratch, primitive, target)
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception as exc:
+                pytest.fail(f"{primitive} raised {type(exc).__name__} instead of cancelling")
+            reached = True
+        assert scope.cancelled_caught and not reached, f"{primitive} ignored the cancellation"
+        assert scratch.get("f.txt") == b"old\n"
+        assert scratch.names() == ["f.txt"]
+
+    async def _check_cancelled_mutation(
+        self,
+        scratch: Scratch,
+        mutate: Callable[[FsTarget], Awaitable[object]],
+        old: bytes,
+        new: bytes,
+        *,
+        steps: int = 0,
+        delay: float = 0.0,
+    ) -> bool:
+        scratch.put("d/f.txt", old)
+        fs = scratch.fs
+        target = await fs.resolve("d/f.txt")
+        before = await fs.stat(target)
+        assert before is not None
+        completed = await run_then_cancel(lambda: mutate(target), steps=steps, delay=delay)
+        after = await fs.stat(target)
+        assert after is not None
+        if completed:
+            assert scratch.get("d/f.txt") == new
+        else:
+            assert scratch.get("d/f.txt") == old, "a cancelled mutation changed the file"
+            assert after.version == before.version
+        assert scratch.names("d") == ["f.txt"], "a cancelled mutation left a file behind"
+        return completed
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("steps", CANCEL_STEPS)
+    async def test_cancelled_write_leaves_the_old_content_or_completes(
+        self, scratch: Scratch, steps: int
+    ) -> None:
+        old, new = b"old content\n" * 1000, "new content\r\n" * 5000
+
+        async def mutate(target: FsTarget) -> object:
+            return await scratch.fs.write_text(target, new)
+
+        await self._check_cancelled_mutation(scratch, mutate, old, new.encode(), steps=steps)
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("steps", CANCEL_STEPS)
+    async def test_cancelled_edit_leaves_the_old_content_or_completes(
+        self, scratch: Scratch, steps: int
+    ) -> None:
+        old = b"\xef\xbb\xbf" + b"line\r\n" * 5000 + b"MARK\r\n"
+        new = b"\xef\xbb\xbf" + b"line\r\n" * 5000 + b"DONE\r\n"
+
+        async def mutate(target: FsTarget) -> object:
+            return await scratch.fs.edit_text(target, FsEditRequest("MARK", "DONE"))
+
+        await self._check_cancelled_mutation(scratch, mutate, old, new, steps=steps)
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("delay", CANCEL_DELAYS)
+    @pytest.mark.parametrize("kind", ["write", "edit"])
+    async def test_mutation_cancelled_after_a_delay_leaves_the_old_content_or_completes(
+        self, scratch: Scratch, delay: float, kind: str
+    ) -> None:
+        old = b"x" * 200_000 + b"\nMARK\n"
+        new = b"x" * 200_000 + b"\nDONE\n"
+
+        async def mutate(target: FsTarget) -> object:
+            if kind == "write":
+                return await scratch.fs.write_text(target, new.decode())
+            return await scratch.fs.edit_text(target, FsEditRequest("MARK", "DONE"))
+
+        await self._check_cancelled_mutation(scratch, mutate, old, new, delay=delay)
+
+    @pytest.mark.anyio
+    async def test_cancelled_waiting_mutation_does_not_run_after_the_lock_frees(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("f.txt", b"v0\n")
+        fs = scratch.fs
+        target = await fs.resolve("f.txt")
+        scopes = [anyio.CancelScope() for _ in range(CONTENDERS)]
+        completed = [False] * CONTENDERS
+
+        async def writer(i: int) -> None:
+            with scopes[i]:
+                await fs.edit_text(target, FsEditRequest("\n", f" {i}\n"))
+                completed[i] = True
+
+        async with anyio.create_task_group() as tg:
+            for i in range(CONTENDERS):
+                tg.start_soon(writer, i)
+            await anyio.lowlevel.checkpoint()
+            for i in range(1, CONTENDERS, 2):
+                scopes[i].cancel()
+        ran = [i for i in range(CONTENDERS) if completed[i]]
+        assert all(i in ran for i in range(0, CONTENDERS, 2))
+        assert scratch.get("f.txt") == ("v0" + "".join(f" {i}" for i in ran) + "\n").encode()
+        assert scratch.names() == ["f.txt"]

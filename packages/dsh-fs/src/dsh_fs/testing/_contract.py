@@ -1,0 +1,39 @@
+"""``FileSystemContract``: the whole conformance kit as one inheritable test class."""
+
+from __future__ import annotations
+
+from ._concurrency_contract import CancellationContract, SerializationContract
+from ._edit_contract import EditContract
+from ._list_contract import ListContract
+from ._paths_contract import ResolveContract, StatContract
+from ._read_contract import ReadContract
+from ._write_contract import WriteContract
+
+
+class FileSystemContract(
+    ResolveContract,
+    StatContract,
+    ReadContract,
+    ListContract,
+    WriteContract,
+    EditContract,
+    SerializationContract,
+    CancellationContract,
+):
+    """Every rule of SPEC 2.3 and every host-independent message of SPEC 3.1.
+
+    Inherit it in a class whose name starts with ``Test`` and give it one
+    fixture, ``scratch``, returning a fresh :class:`~dsh_fs.testing.Scratch`::
+
+        from dsh_fs.testing import FileSystemContract
+
+        class TestMyBackend(FileSystemContract):
+            @pytest.fixture
+            def scratch(self, tmp_path): return MyScratch(tmp_path)
+
+    The tests are ``async`` and run under anyio's pytest plugin; the class
+    provides the ``anyio_backend`` fixture (``"asyncio"``) itself. A single
+    concern can be run by inheriting one of the parts instead
+    (``ResolveContract``, ``EditContract`` …). A test that cannot apply to a
+    backend is overridden in the subclass (and the README says why).
+    """

@@ -1,0 +1,188 @@
+"""Contract of ``read_text`` and ``stream_text`` (SPEC 2.3, 3.1 read messages, BOM rule)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .._errors import FsErrorCode
+from ._base import ContractBase
+from ._expect import READ_HOWS, ReadHow, collect_stream, expect_fs_error, multibyte_text, read_via
+from ._scratch import Scratch
+
+NOT_TEXT = FsErrorCode.FS_NOT_TEXT
+BOM = b"\xef\xbb\xbf"
+
+INVALID_UTF8 = {
+    "lone continuation byte at the start": b"\x80abc\n",
+    "invalid byte in the middle": b"abc\xffdef\n",
+    "invalid byte at the very end": b"abcdef\n\xff",
+    "truncated 3-byte sequence at EOF": "abc€".encode()[:-1],
+    "truncated 4-byte sequence at EOF": "abc\U0001d11e".encode()[:-2],
+    "overlong encoding": b"ab\xc0\xafcd",
+    "encoded surrogate": b"ab\xed\xa0\x80cd",
+    "code point above U+10FFFF": b"ab\xf4\x90\x80\x80cd",
+}
+
+
+class ReadContract(ContractBase):
+    """Whole and streamed reads: exact text, BOM, chunking, and the read errors."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    async def test_read_returns_the_text_byte_for_byte_without_newline_normalization(
+        self, scratch: Scratch, how: ReadHow
+    ) -> None:
+        text = "line one\r\nline two\rline three\n\nµ€𝄞 tab\there\r\n\r"
+        scratch.put("f.txt", text.encode())
+        assert await read_via(scratch.fs, await scratch.fs.resolve("f.txt"), how) == text
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    async def test_read_of_an_empty_file_is_empty(self, scratch: Scratch, how: ReadHow) -> None:
+        scratch.put("empty.txt", b"")
+        assert await read_via(scratch.fs, await scratch.fs.resolve("empty.txt"), how) == ""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    async def test_read_omits_only_the_leading_byte_order_mark(
+        self, scratch: Scratch, how: ReadHow
+    ) -> None:
+        scratch.put("bom.txt", BOM + "\ufeffkept\r\n".encode())
+        scratch.put("only-bom.txt", BOM)
+        fs = scratch.fs
+        assert await read_via(fs, await fs.resolve("bom.txt"), how) == "\ufeffkept\r\n"
+        assert await read_via(fs, await fs.resolve("only-bom.txt"), how) == ""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    async def test_read_follows_a_symlink(self, scratch: Scratch, how: ReadHow) -> None:
+        scratch.put("real.txt", b"through the link\n")
+        scratch.symlink("link.txt", "real.txt")
+        target = await scratch.fs.resolve("link.txt")
+        assert await read_via(scratch.fs, target, how) == "through the link\n"
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("seed", [0, 1, 2])
+    async def test_stream_equals_read_for_large_text_with_characters_split_across_chunks(
+        self, scratch: Scratch, seed: int
+    ) -> None:
+        text = multibyte_text((1 << 20) + 2 * seed + 1, seed=seed)
+        scratch.put("big.txt", text.encode())
+        target = await scratch.fs.resolve("big.txt")
+        chunks = await collect_stream(scratch.fs.stream_text(target))
+        assert all(isinstance(chunk, str) for chunk in chunks)
+        assert "".join(chunks) == text
+        assert await scratch.fs.read_text(target) == text
+
+    @pytest.mark.anyio
+    async def test_stream_of_a_large_file_comes_in_more_than_one_chunk(
+        self, scratch: Scratch
+    ) -> None:
+        text = multibyte_text(4 << 20, seed=7)
+        scratch.put("huge.txt", BOM + text.encode())
+        chunks = await collect_stream(scratch.fs.stream_text(await scratch.fs.resolve("huge.txt")))
+        assert len(chunks) > 1
+        assert "".join(chunks) == text
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    async def test_read_of_an_absent_file_is_not_found(
+        self, scratch: Scratch, how: ReadHow
+    ) -> None:
+        target = await scratch.fs.resolve("absent.txt")
+        await expect_fs_error(
+            read_via(scratch.fs, target, how),
+            FsErrorCode.FS_NOT_FOUND,
+            f'cannot read "{target.display_path}": not found',
+        )
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    async def test_read_through_a_broken_symlink_is_not_found(
+        self, scratch: Scratch, how: ReadHow
+    ) -> None:
+        scratch.symlink("broken", "missing.txt")
+        target = await scratch.fs.resolve("broken")
+        await expect_fs_error(
+            read_via(scratch.fs, target, how),
+            FsErrorCode.FS_NOT_FOUND,
+            f'cannot read "{target.display_path}": not found',
+        )
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("kind", ["directory", "other", "symlink to a directory"])
+    async def test_read_of_a_non_regular_file_fails(
+        self, scratch: Scratch, how: ReadHow, kind: str
+    ) -> None:
+        scratch.mkdir("dir")
+        if kind == "directory":
+            path = "dir"
+        elif kind == "other":
+            path = "thing"
+            scratch.make_other(path)
+        else:
+            path = "to_dir"
+            scratch.symlink(path, "dir")
+        target = await scratch.fs.resolve(path)
+        await expect_fs_error(
+            read_via(scratch.fs, target, how),
+            FsErrorCode.FS_NOT_REGULAR_FILE,
+            f'cannot read "{target.display_path}": not a regular file',
+        )
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("nul_at", [0, 5, 4096, 8191])
+    async def test_nul_byte_within_the_first_8192_bytes_is_a_binary_file(
+        self, scratch: Scratch, how: ReadHow, nul_at: int
+    ) -> None:
+        data = bytearray(b"x" * 20000)
+        data[nul_at] = 0
+        scratch.put("bin.dat", bytes(data))
+        target = await scratch.fs.resolve("bin.dat")
+        await expect_fs_error(
+            read_via(scratch.fs, target, how),
+            NOT_TEXT,
+            f'cannot read "{target.display_path}": binary file',
+        )
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("nul_at", [8192, 8193, 15000])
+    async def test_nul_byte_after_the_first_8192_bytes_is_read_as_text(
+        self, scratch: Scratch, how: ReadHow, nul_at: int
+    ) -> None:
+        data = bytearray(b"y" * 16384)
+        data[nul_at] = 0
+        scratch.put("late-nul.txt", bytes(data))
+        text = await read_via(scratch.fs, await scratch.fs.resolve("late-nul.txt"), how)
+        assert text == data.decode()
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("case", sorted(INVALID_UTF8))
+    async def test_invalid_utf8_is_rejected(
+        self, scratch: Scratch, how: ReadHow, case: str
+    ) -> None:
+        scratch.put("bad.txt", INVALID_UTF8[case])
+        target = await scratch.fs.resolve("bad.txt")
+        await expect_fs_error(
+            read_via(scratch.fs, target, how),
+            NOT_TEXT,
+            f'cannot read "{target.display_path}": invalid UTF-8 text',
+        )
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("tail", [b"\xff", "€".encode()[:2]])
+    async def test_invalid_utf8_after_a_megabyte_of_valid_text_is_rejected(
+        self, scratch: Scratch, how: ReadHow, tail: bytes
+    ) -> None:
+        scratch.put("late-bad.txt", multibyte_text(1 << 20, seed=3).encode() + tail)
+        target = await scratch.fs.resolve("late-bad.txt")
+        await expect_fs_error(
+            read_via(scratch.fs, target, how),
+            NOT_TEXT,
+            f'cannot read "{target.display_path}": invalid UTF-8 text',
+        )

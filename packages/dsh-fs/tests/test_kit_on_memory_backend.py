@@ -1,0 +1,14 @@
+"""The conformance kit run against the in-memory backend, exactly as a stranger would."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh_fs.testing import FileSystemContract, Scratch
+from dsh_fs_memory import MemoryScratch
+
+
+class TestMemoryBackendConformance(FileSystemContract):
+    @pytest.fixture
+    def scratch(self) -> Scratch:
+        return MemoryScratch()
