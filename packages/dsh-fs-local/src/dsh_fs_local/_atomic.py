@@ -242,6 +242,7 @@ def _rewrite_in_place(
             _pwrite_all(fd, previous)
             os.ftruncate(fd, len(previous))
             os.fsync(fd)
+            os.unlink(backup)
             raise
     except BaseException:
         os.close(fd)

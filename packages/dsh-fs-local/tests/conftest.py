@@ -1,0 +1,203 @@
+"""Fixtures of the dsh-fs-local tests: a scratch tree for the conformance kit,
+and runners for the checks that need another process (an unprivileged user,
+a memory measurement, a second writer, a process to kill).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import dsh_fs
+import pytest
+
+import dsh_fs_local
+from dsh_fs_local import LocalFileSystem
+
+
+class LocalScratch:
+    """The conformance kit's ``Scratch`` over a pytest ``tmp_path``.
+
+    The root is the realpath of the directory, so that display paths and
+    target keys coincide for plain paths.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self._root = os.path.realpath(root)
+        self._fs = LocalFileSystem(cwd=self._root)
+
+    @property
+    def fs(self) -> LocalFileSystem:
+        return self._fs
+
+    @property
+    def root(self) -> str:
+        return self._root
+
+    def path(self, rel: str) -> str:
+        return os.path.join(self._root, rel)
+
+    def put(self, path: str, data: bytes) -> None:
+        full = self.path(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as out:
+            out.write(data)
+
+    def get(self, path: str) -> bytes | None:
+        try:
+            with open(self.path(path), "rb") as f:
+                return f.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    def mkdir(self, path: str) -> None:
+        os.makedirs(self.path(path), exist_ok=True)
+
+    def remove(self, path: str) -> None:
+        full = self.path(path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            os.rmdir(full)
+        else:
+            os.unlink(full)
+
+    def symlink(self, path: str, target: str) -> None:
+        full = self.path(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        os.symlink(target, full)
+
+    def make_other(self, path: str) -> None:
+        full = self.path(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        os.mkfifo(full)
+
+    def names(self, path: str = ".") -> list[str]:
+        return sorted(os.listdir(self.path(path)))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> LocalScratch:
+    return LocalScratch(tmp_path)
+
+
+def child_environment() -> dict[str, str]:
+    """The environment of a child Python that imports this checkout's packages."""
+    roots = [
+        os.path.dirname(os.path.dirname(os.path.abspath(module.__file__ or "")))
+        for module in (dsh_fs, dsh_fs_local)
+    ]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([*roots, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+RunPython = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture
+def run_python() -> RunPython:
+    """Run ``code`` in a fresh interpreter (``argv`` after it); fail on a non-zero exit."""
+
+    def run(code: str, *argv: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *argv],
+            env=child_environment(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    return run
+
+
+AsNobody = Callable[[Callable[[], Any]], Any]
+
+
+@pytest.fixture
+def as_nobody() -> Iterator[AsNobody]:
+    """Run a function in a forked child that dropped to user ``nobody``; return its result.
+
+    CI runs as root, which ignores permission bits, so a permission test must
+    run its check unprivileged. The interpreter lives under ``/root``, which
+    ``nobody`` cannot read, so the child is forked (modules already loaded)
+    rather than started afresh. The result (or the exception) is pickled back.
+    """
+    if os.geteuid() != 0:
+
+        def direct(fn: Callable[[], Any]) -> Any:
+            return fn()
+
+        yield direct
+        return
+
+    def run(fn: Callable[[], Any]) -> Any:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - child
+            os.close(read_end)
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                payload: tuple[bool, Any] = (True, fn())
+            except BaseException as exc:
+                payload = (False, exc)
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump(payload, out)
+            os._exit(0)
+        os.close(write_end)
+        deadline = time.monotonic() + 30
+        chunks: list[bytes] = []
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                ready, _, _ = select.select([read_end], [], [], max(remaining, 0))
+                if not ready:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    pytest.fail("the unprivileged child did not finish within 30 s")
+                chunk = os.read(read_end, 65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(read_end)
+        os.waitpid(pid, 0)
+        data = b"".join(chunks)
+        ok, value = pickle.loads(data)
+        if not ok:
+            raise value
+        return value
+
+    yield run
+
+
+@pytest.fixture
+def reachable_dir() -> Iterator[Path]:
+    """A scratch directory under /tmp that ``nobody`` can reach (0o755, removed after)."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="dsh-fs-local-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        for child in path.rglob("*"):
+            if not child.is_symlink():
+                child.chmod(0o700)
+        shutil.rmtree(path, ignore_errors=True)

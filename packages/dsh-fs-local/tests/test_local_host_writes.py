@@ -1,0 +1,326 @@
+"""What the host filesystem adds to writes and edits (SPEC 3.1 write_text / edit_text):
+symlinks, permission bits, owners, hard links, special files, leftovers.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import anyio
+import pytest
+from dsh_fs import (
+    EditGuard,
+    FsEditRequest,
+    FsError,
+    FsErrorCode,
+    ReplaceIfVersion,
+)
+from dsh_fs.testing import Scratch
+
+from dsh_fs_local import NEW_FILE_MODE, UMASK
+
+pytestmark = pytest.mark.anyio
+
+
+def at(scratch: Scratch, rel: str) -> str:
+    return os.path.join(scratch.root, rel)
+
+
+def mode_of(path: str) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+async def test_write_through_a_symlink_keeps_the_link_and_updates_its_file(
+    scratch: Scratch,
+) -> None:
+    scratch.put("real/f.txt", b"old\n")
+    scratch.symlink("link.txt", "real/f.txt")
+    target = await scratch.fs.resolve("link.txt")
+    outcome = await scratch.fs.write_text(target, "new\n")
+    assert os.path.islink(at(scratch, "link.txt"))
+    assert os.readlink(at(scratch, "link.txt")) == "real/f.txt"
+    assert scratch.get("real/f.txt") == b"new\n"
+    assert outcome.before == "old\n"
+    info = await scratch.fs.stat(await scratch.fs.resolve("real/f.txt"))
+    assert info is not None and info.version == outcome.version
+
+
+async def test_edit_through_a_symlinked_directory_keeps_the_link(scratch: Scratch) -> None:
+    scratch.put("real/f.txt", b"alpha beta\n")
+    scratch.symlink("alias", "real")
+    target = await scratch.fs.resolve("alias/f.txt")
+    await scratch.fs.edit_text(target, FsEditRequest("beta", "gamma"))
+    assert os.path.islink(at(scratch, "alias"))
+    assert scratch.get("real/f.txt") == b"alpha gamma\n"
+
+
+async def test_write_through_a_dangling_symlink_creates_the_file_it_points_to(
+    scratch: Scratch,
+) -> None:
+    scratch.mkdir("d")
+    scratch.symlink("link.txt", "d/later.txt")
+    outcome = await scratch.fs.write_text(await scratch.fs.resolve("link.txt"), "hi\n")
+    assert outcome.operation == "create"
+    assert os.path.islink(at(scratch, "link.txt"))
+    assert scratch.get("d/later.txt") == b"hi\n"
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o600, 0o640, 0o4755])
+async def test_an_existing_file_keeps_its_permission_bits(scratch: Scratch, mode: int) -> None:
+    scratch.put("tool.sh", b"#!/bin/sh\necho old\n")
+    os.chmod(at(scratch, "tool.sh"), mode)
+    target = await scratch.fs.resolve("tool.sh")
+    await scratch.fs.write_text(target, "#!/bin/sh\necho new\n")
+    assert mode_of(at(scratch, "tool.sh")) == mode
+    await scratch.fs.edit_text(target, FsEditRequest("new", "newer"))
+    assert mode_of(at(scratch, "tool.sh")) == mode
+
+
+async def test_a_new_file_gets_0666_minus_the_umask(scratch: Scratch) -> None:
+    assert UMASK == _current_umask()
+    assert NEW_FILE_MODE == 0o666 & ~UMASK
+    await scratch.fs.write_text(await scratch.fs.resolve("new.txt"), "x")
+    with open(at(scratch, "plain.txt"), "w"):
+        pass
+    assert mode_of(at(scratch, "new.txt")) == NEW_FILE_MODE == mode_of(at(scratch, "plain.txt"))
+
+
+def _current_umask() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    raise AssertionError("no Umask line")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
+async def test_an_existing_file_keeps_its_owner_and_group(scratch: Scratch) -> None:
+    scratch.put("owned.txt", b"x\n")
+    os.chown(at(scratch, "owned.txt"), 65534, 65534)
+    target = await scratch.fs.resolve("owned.txt")
+    await scratch.fs.write_text(target, "y\n")
+    info = os.stat(at(scratch, "owned.txt"))
+    assert (info.st_uid, info.st_gid) == (65534, 65534)
+
+
+async def test_a_hard_linked_file_keeps_its_inode_and_every_name_sees_the_change(
+    scratch: Scratch,
+) -> None:
+    scratch.put("a/one.txt", b"shared old\n")
+    os.makedirs(at(scratch, "b"))
+    os.link(at(scratch, "a/one.txt"), at(scratch, "b/two.txt"))
+    inode = os.stat(at(scratch, "a/one.txt")).st_ino
+    target = await scratch.fs.resolve("a/one.txt")
+    outcome = await scratch.fs.write_text(target, "shared new, longer than before\n")
+    assert outcome.before == "shared old\n"
+    assert scratch.get("b/two.txt") == b"shared new, longer than before\n"
+    await scratch.fs.edit_text(target, FsEditRequest("longer than before", "short"))
+    assert scratch.get("b/two.txt") == b"shared new, short\n"
+    assert os.stat(at(scratch, "a/one.txt")).st_ino == inode == os.stat(at(scratch, "b/two.txt")).st_ino
+    assert os.stat(at(scratch, "a/one.txt")).st_nlink == 2
+    assert scratch.names("a") == ["one.txt"]  # the backup is gone
+    info = await scratch.fs.stat(target)
+    assert info is not None and info.size == len(b"shared new, short\n")
+
+
+async def test_hard_linked_rewrite_moves_the_version_each_time(scratch: Scratch) -> None:
+    scratch.put("one.txt", b"v0")
+    os.link(at(scratch, "one.txt"), at(scratch, "two.txt"))
+    target = await scratch.fs.resolve("one.txt")
+    seen = set()
+    for text in ("v1", "v2", "v3"):
+        outcome = await scratch.fs.write_text(target, text)
+        info = await scratch.fs.stat(target)
+        assert info is not None and info.version == outcome.version
+        seen.add(outcome.version)
+    assert len(seen) == 3
+
+
+@pytest.mark.parametrize("verb", ["read", "stream", "write", "edit"])
+async def test_a_fifo_is_refused_without_blocking(scratch: Scratch, verb: str) -> None:
+    scratch.make_other("pipe")
+    target = await scratch.fs.resolve("pipe")
+    with anyio.fail_after(2), pytest.raises(FsError) as caught:
+        if verb == "read":
+            await scratch.fs.read_text(target)
+        elif verb == "stream":
+            [chunk async for chunk in scratch.fs.stream_text(target)]
+        elif verb == "write":
+            await scratch.fs.write_text(target, "x")
+        else:
+            await scratch.fs.edit_text(target, FsEditRequest("a", "b"))
+    word = "read" if verb == "stream" else verb
+    assert (str(caught.value), caught.value.code) == (
+        f'cannot {word} "{at(scratch, "pipe")}": not a regular file',
+        FsErrorCode.FS_NOT_REGULAR_FILE,
+    )
+    assert stat.S_ISFIFO(os.lstat(at(scratch, "pipe")).st_mode)
+
+
+async def test_writing_below_a_regular_file_fails_not_found(scratch: Scratch) -> None:
+    target = await scratch.fs.resolve("p/new.txt")
+    scratch.put("p", b"file")
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.write_text(target, "x")
+    assert (str(caught.value), caught.value.code) == (
+        f'cannot write "{at(scratch, "p/new.txt")}": a parent path segment is not a directory',
+        FsErrorCode.FS_NOT_FOUND,
+    )
+    assert scratch.get("p") == b"file"
+
+
+async def test_reading_below_a_regular_file_is_not_found(scratch: Scratch) -> None:
+    target = await scratch.fs.resolve("p/f.txt")
+    scratch.put("p", b"file")
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.read_text(target)
+    assert (str(caught.value), caught.value.code) == (
+        f'cannot read "{at(scratch, "p/f.txt")}": not found',
+        FsErrorCode.FS_NOT_FOUND,
+    )
+
+
+async def test_writing_onto_a_directory_fails_and_leaves_nothing_behind(scratch: Scratch) -> None:
+    scratch.mkdir("d/inner")
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.write_text(await scratch.fs.resolve("d/inner"), "x")
+    assert (str(caught.value), caught.value.code) == (
+        f'cannot write "{at(scratch, "d/inner")}": not a regular file',
+        FsErrorCode.FS_NOT_REGULAR_FILE,
+    )
+    assert scratch.names("d") == ["inner"]
+
+
+async def test_a_directory_appearing_before_the_rename_fails_cleanly(
+    scratch: Scratch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary file is removed when publishing fails after it was written."""
+    target = await scratch.fs.resolve("d/f.txt")
+    scratch.mkdir("d")
+    real_rename = os.rename
+
+    def rename_onto_new_directory(src: str, dst: str) -> None:
+        os.makedirs(os.path.join(dst, "occupied"))
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename_onto_new_directory)
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.write_text(target, "x")
+    assert caught.value.code in (FsErrorCode.FS_IO_ERROR, FsErrorCode.FS_NOT_REGULAR_FILE)
+    assert isinstance(caught.value.__cause__, OSError)
+    assert scratch.names("d") == ["f.txt"]
+    assert os.path.isdir(at(scratch, "d/f.txt"))
+
+
+async def test_a_failing_fsync_removes_the_temporary_and_keeps_the_target(
+    scratch: Scratch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch.put("f.txt", b"old\n")
+    target = await scratch.fs.resolve("f.txt")
+
+    def broken_fsync(fd: int) -> None:
+        raise OSError(5, os.strerror(5))
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.write_text(target, "new\n")
+    assert (str(caught.value), caught.value.code) == (
+        f'cannot write "{at(scratch, "f.txt")}": Input/output error',
+        FsErrorCode.FS_IO_ERROR,
+    )
+    assert scratch.names() == ["f.txt"]
+    assert scratch.get("f.txt") == b"old\n"
+
+
+async def test_a_failing_in_place_rewrite_restores_a_hard_linked_file(
+    scratch: Scratch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch.put("one.txt", b"old content\n")
+    os.link(at(scratch, "one.txt"), at(scratch, "two.txt"))
+    target = await scratch.fs.resolve("one.txt")
+    real_ftruncate = os.ftruncate
+    calls = []
+
+    def failing_once(fd: int, length: int) -> None:
+        calls.append(length)
+        if len(calls) == 1:
+            raise OSError(28, os.strerror(28))
+        real_ftruncate(fd, length)
+
+    monkeypatch.setattr(os, "ftruncate", failing_once)
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.write_text(target, "new")
+    assert caught.value.code == FsErrorCode.FS_IO_ERROR
+    assert scratch.get("two.txt") == b"old content\n"
+    assert scratch.names() == ["one.txt", "two.txt"]
+
+
+async def test_stale_temporaries_of_dead_processes_are_removed_by_the_next_write(
+    scratch: Scratch,
+) -> None:
+    dead = _dead_pid()
+    live = os.getppid()
+    leftovers = {
+        f".f.txt.dsh-{dead}-0badc0de.tmp": True,
+        f".other.txt.dsh-{dead}-12345678.tmp": True,
+        f".f.txt.dsh-{live}-0badc0de.tmp": False,  # its process still runs
+        f".f.txt.dsh-{os.getpid()}-abcdef01.tmp": True,  # our pid, but not in flight
+        f".f.txt.dsh-{dead}-0badc0de.bak": False,  # a backup is recovery data
+        ".f.txt.dsh-notapid-0badc0de.tmp": False,
+        "f.txt.dsh-1-0badc0de.tmp": False,  # not hidden: not ours
+    }
+    for name in leftovers:
+        scratch.put(f"d/{name}", b"partial")
+    await scratch.fs.write_text(await scratch.fs.resolve("d/f.txt"), "x")
+    kept = sorted(name for name, removed in leftovers.items() if not removed)
+    assert scratch.names("d") == sorted([*kept, "f.txt"])
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+async def test_edit_of_a_missing_parent_fails_stale_without_creating_it(scratch: Scratch) -> None:
+    target = await scratch.fs.resolve("no/such/f.txt")
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.edit_text(target, FsEditRequest("a", "b"), EditGuard("v"))
+    assert caught.value.code == FsErrorCode.FS_STALE_VERSION
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.write_text(target, "x", ReplaceIfVersion("v"))
+    assert str(caught.value) == f'cannot write "{at(scratch, "no/such/f.txt")}": file no longer exists'
+    assert scratch.names() == []
+
+
+async def test_symlink_loop_as_a_write_target_is_an_io_error(scratch: Scratch) -> None:
+    scratch.put("f.txt", b"x")
+    target = await scratch.fs.resolve("f.txt")
+    scratch.remove("f.txt")
+    scratch.symlink("f.txt", "f.txt")
+    for call in (
+        scratch.fs.write_text(target, "y"),
+        scratch.fs.read_text(target),
+        scratch.fs.edit_text(target, FsEditRequest("x", "y")),
+        scratch.fs.stat(target),
+    ):
+        with pytest.raises(FsError) as caught:
+            await call
+        assert caught.value.code == FsErrorCode.FS_IO_ERROR
+        assert "Too many levels of symbolic links" in str(caught.value)
+    assert os.path.islink(at(scratch, "f.txt"))
+
+
+async def test_content_that_is_not_encodable_fails_not_text(scratch: Scratch) -> None:
+    target = await scratch.fs.resolve("f.txt")
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.write_text(target, "lone \ud800 surrogate")
+    assert (str(caught.value), caught.value.code) == (
+        f'cannot write "{at(scratch, "f.txt")}": invalid UTF-8 text',
+        FsErrorCode.FS_NOT_TEXT,
+    )
+    assert scratch.names() == []
