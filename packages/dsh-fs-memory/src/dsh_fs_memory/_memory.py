@@ -71,7 +71,7 @@ class _Link:
 
     def __init__(self, target: str, version: str) -> None:
         self.target = target
-        self.info = FsPathInfo(version, "symlink", len(target.encode("utf-8", "surrogateescape")))
+        self.info = FsPathInfo(version, "symlink", None)
 
 
 class _Other:
@@ -423,7 +423,7 @@ class MemoryFileSystem(FileSystem):
             if exc.errno == errno.ENOTDIR:
                 return None
             raise FsError.cannot(
-                "lstat", display, str(exc.strerror), FsErrorCode.FS_IO_ERROR
+                "stat", display, str(exc.strerror), FsErrorCode.FS_IO_ERROR
             ) from exc
         if node is None:
             return None
