@@ -62,7 +62,7 @@ def test_a_value_that_is_not_a_positive_integer_names_the_alias(
 def test_the_config_is_frozen() -> None:
     config = ToolFsConfig()
     with pytest.raises(ValueError):
-        config.read_limit = 3  # type: ignore[misc]
+        config.read_limit = 3
 
 
 def test_unknown_keys_are_refused() -> None:
