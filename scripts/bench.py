@@ -469,11 +469,21 @@ async def w8(row: Row, d: Data, runs: int) -> None:
 
 def read_renderer() -> Callable[[str, str], str]:
     """The product's own read renderer, called directly: text → model projection."""
-    from dsh_tool_fs import read_render
+    from dsh_tool_fs import ToolFsConfig, read_render
 
-    build = read_render.build_window
-    project = read_render.render_read
-    return lambda display_path, text: project(display_path, build(text))
+    cfg = ToolFsConfig()
+
+    def render(display_path: str, text: str) -> str:
+        window = read_render.build_window(
+            text,
+            offset=1,
+            limit=cfg.read_limit,
+            max_line_length=cfg.read_max_line_length,
+            max_bytes=cfg.read_max_bytes,
+        )
+        return read_render.render_read(display_path, window)
+
+    return render
 
 
 async def w9(row: Row, d: Data, runs: int) -> None:
@@ -522,7 +532,28 @@ BASELINE_NAMES = {
 
 
 def peak_child(path: str, warm: str) -> None:
-    """Runs in the subprocess: one warm-up read of a small file, then the measured read."""
+    """Runs in the subprocess: one warm-up read of a small file, then the measured read.
+
+    The work happens in a forked grandchild: Linux carries a process's
+    ``ru_maxrss`` across ``exec``, so a child started by this (large) benchmark
+    process would report the parent's peak; a fork of the fresh interpreter
+    starts from its own small footprint.
+    """
+    pid = os.fork()
+    if pid:
+        _, status = os.waitpid(pid, 0)
+        sys.exit(os.waitstatus_to_exitcode(status))
+    try:
+        _peak_read(path, warm)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def _peak_read(path: str, warm: str) -> None:
     stack = Stack(os.path.dirname(path))
 
     async def main() -> dict[str, Any]:
@@ -656,6 +687,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         log(f"generating data in {root} …")
         d = generate(root, set(wanted))
+        os.sync()  # write the data back now, not during the timed fsyncs of W6/W7
         log(f"  done in {time.perf_counter() - started:.1f} s")
         for wid in wanted:
             if wid == "W1G":
