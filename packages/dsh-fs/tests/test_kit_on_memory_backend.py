@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dsh_fs.testing import FileSystemContract, Scratch
 from dsh_fs_memory import MemoryScratch
 
