@@ -1,0 +1,148 @@
+"""``dsh-fs mcp`` driven by the official MCP client, over stdio and in memory.
+
+The stdio test starts the real command as a subprocess, exactly as Claude
+Desktop or Cursor would; the in-memory test serves two client connections
+from one server object to show that each connection is its own observation
+owner.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from dsh_tool_fs import ToolFs
+from dsh_tool_fs.mcp_server import build_server
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.memory import create_client_server_memory_streams
+
+TIMEOUT = 60
+TOOL_NAMES = ["list", "read", "write", "edit"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def expected_stack() -> ToolFs:
+    """The stack the server assembles, built in-process for comparison."""
+    return ToolFs.from_entry_points(backend="local", plugins=("policy",))
+
+
+def server_parameters(workspace: Path, *extra: str) -> StdioServerParameters:
+    # The client passes only a minimal environment to the server; keep an
+    # explicit PYTHONPATH (if any) so the server imports what this test imports.
+    env = {key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ}
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "dsh_tool_fs.cli", "mcp", "--cwd", str(workspace), *extra],
+        env=env,
+    )
+
+
+def text_of(result: types.CallToolResult) -> str:
+    assert len(result.content) == 1
+    content = result.content[0]
+    assert isinstance(content, types.TextContent)
+    return content.text
+
+
+@pytest.mark.anyio
+async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edit(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("hello\nworld\n")
+    (tmp_path / "b.txt").write_text("untouched\n")
+    stack = expected_stack()
+    stray: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        stray.append(message)  # anything that is not a protocol message ends up here
+
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            stdio_client(server_parameters(tmp_path, "--log-level", "DEBUG")) as (read, write),
+            ClientSession(read, write, message_handler=on_message) as client,
+        ):
+            init = await client.initialize()
+            assert init.server_info.name == "dsh-fs"
+            assert init.instructions == stack.instructions
+            assert init.instructions.startswith("Use the list tool — not shell ls —")
+
+            listed = await client.list_tools()
+            assert [tool.name for tool in listed.tools] == TOOL_NAMES
+            for tool, definition in zip(listed.tools, stack.definitions, strict=True):
+                assert tool.description == definition.description
+                assert tool.input_schema == definition.parameters
+
+            read_result = await client.call_tool("read", {"file_path": "a.txt"})
+            assert read_result.is_error is False
+            assert text_of(read_result) == (
+                f"<path>{tmp_path}/a.txt</path>\n<type>file</type>\n<content>\n"
+                "1: hello\n2: world\n\n(End of file - total 2 lines)\n</content>"
+            )
+
+            edit_args = {"file_path": "a.txt", "old_string": "hello", "new_string": "bye"}
+            edited = await client.call_tool("edit", edit_args)
+            assert edited.is_error is False
+            assert text_of(edited) == f"The file {tmp_path}/a.txt has been updated successfully."
+            assert (tmp_path / "a.txt").read_text() == "bye\nworld\n"
+
+            unread_args = {"file_path": "b.txt", "old_string": "untouched", "new_string": "x"}
+            refused = await client.call_tool("edit", unread_args)
+            assert refused.is_error is True
+            assert text_of(refused) == f'Error: edit requires reading "{tmp_path}/b.txt" first'
+            assert (tmp_path / "b.txt").read_text() == "untouched\n"
+
+            bad = await client.call_tool("read", {"file_path": "a.txt", "limit": 0})
+            assert bad.is_error is True
+            assert text_of(bad) == "Error: limit must be a positive integer"
+
+            unknown = await client.call_tool("grep", {})
+            assert unknown.is_error is True
+            assert text_of(unknown) == 'Error: unknown tool "grep"'
+
+            listing = await client.call_tool("list")  # no arguments at all
+            assert listing.is_error is False
+            assert text_of(listing).endswith(
+                "a.txt\nb.txt\n\n(2 entries: 0 directories, 2 files)\n</content>"
+            )
+    assert stray == []
+
+
+@pytest.mark.anyio
+async def test_each_client_connection_is_its_own_observation_owner(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\n")
+    server = build_server(expected_stack(), cwd=str(tmp_path))
+    edit_args = {"file_path": "a.txt", "old_string": "one", "new_string": "two"}
+
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            create_client_server_memory_streams() as (first_client, first_server),
+            create_client_server_memory_streams() as (second_client, second_server),
+            anyio.create_task_group() as tg,
+        ):
+            for streams in (first_server, second_server):
+                tg.start_soon(
+                    server.run, streams[0], streams[1], server.create_initialization_options()
+                )
+            async with (
+                ClientSession(*first_client) as first,
+                ClientSession(*second_client) as second,
+            ):
+                await first.initialize()
+                await second.initialize()
+                assert (await first.call_tool("read", {"file_path": "a.txt"})).is_error is False
+
+                refused = await second.call_tool("edit", edit_args)
+                assert text_of(refused) == f'Error: edit requires reading "{tmp_path}/a.txt" first'
+                edited = await first.call_tool("edit", edit_args)
+                assert edited.is_error is False
+            tg.cancel_scope.cancel()
+    assert (tmp_path / "a.txt").read_text() == "two\n"
