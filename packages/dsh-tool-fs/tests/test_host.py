@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import gc
+import importlib.metadata
 import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.lowlevel
+import dsh_fs.entry_points
 import pytest
 from dsh_fs import (
+    PLUGINS_GROUP,
     EditGuard,
     EntryPointNotFound,
     FileSystem,
@@ -836,3 +840,44 @@ async def test_cancelling_the_callers_scope_without_an_event_propagates() -> Non
             tg.cancel_scope.cancel()
     assert done == []
     assert fs.inner.get_bytes("/w/a.txt") == b"alpha\nbeta\ngamma\n"
+
+
+AUDIT_PLUGIN = """
+import logging
+
+from dsh_fs import hookimpl
+
+log = logging.getLogger("audit_xyz")
+
+
+class AuditPlugin:
+    seen = []
+
+    @hookimpl
+    def fs_observed(self, target, version, actor):
+        AuditPlugin.seen.append((actor.tool, target.display_path))
+        log.info("%s observed %s at %s", actor.tool, target.display_path, version)
+"""
+
+
+async def test_a_third_party_plugin_is_loaded_by_entry_point_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "audit_xyz_plugin.py").write_text(AUDIT_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    real = importlib.metadata.entry_points
+    extra = importlib.metadata.EntryPoint(
+        name="audit-xyz", value="audit_xyz_plugin:AuditPlugin", group=PLUGINS_GROUP
+    )
+
+    def entry_points(*, group: str) -> list[importlib.metadata.EntryPoint]:
+        found = list(real(group=group))
+        return [*found, extra] if group == PLUGINS_GROUP else found
+
+    monkeypatch.setattr(dsh_fs.entry_points, "entry_points", entry_points)
+    tool = ToolFs.from_entry_points(backend="memory", plugins=("policy", "audit-xyz"), cwd="/w")
+    assert [type(p).__name__ for p in tool.plugins] == ["FsPolicy", "AuditPlugin"]
+    await tool.execute("write", {"file_path": "n.txt", "content": "x"}, session=Session())
+    await tool.execute("read", {"file_path": "n.txt"})
+    audit: Any = tool.plugin_manager.get_plugin("audit-xyz")
+    assert audit.seen == [("write", "/w/n.txt"), ("read", "/w/n.txt")]

@@ -195,7 +195,10 @@ class ToolFs:
 
     @property
     def plugins(self) -> list[object]:
-        return list(self.plugin_manager.get_plugins())
+        """The registered plugins, in registration order."""
+        return [
+            plugin for _, plugin in self.plugin_manager.list_name_plugin() if plugin is not None
+        ]
 
     # -- what the model sees --------------------------------------------------
 
