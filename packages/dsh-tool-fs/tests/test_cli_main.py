@@ -1,0 +1,208 @@
+"""``dsh_tool_fs.cli.main`` in-process: exit codes, help, and sessions on the memory backend.
+
+The subprocess tests in ``tests-integration/`` run the real command; these
+cover the many small cases quickly (no interpreter start-up per case).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from typing import Any
+
+import dsh_tool_fs
+import pytest
+from dsh_tool_fs.cli import main
+
+
+class Run:
+    """One in-process ``dsh-fs`` run: exit status, stdout bytes, stderr text."""
+
+    def __init__(self, status: int, stdout: bytes, stderr: bytes) -> None:
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr.decode()
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.decode().splitlines()]
+
+
+@pytest.fixture
+def dsh_fs(capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch) -> Any:
+    def run(*argv: str, stdin: bytes = b"") -> Run:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+        status = main(list(argv))
+        captured = capsysbinary.readouterr()
+        return Run(status, captured.out, captured.err)
+
+    return run
+
+
+def requests(*items: Any) -> bytes:
+    return "".join(json.dumps(item) + "\n" for item in items).encode()
+
+
+MEMORY = ("--backend", "memory", "--cwd", "/w")
+
+
+@pytest.mark.parametrize("command", ["tools", "call", "session", "mcp"])
+def test_each_subcommand_explains_itself_with_an_example(dsh_fs: Any, command: str) -> None:
+    run = dsh_fs(command, "--help")
+    assert run.status == 0
+    assert f"usage: dsh-fs {command}".encode() in run.stdout
+    assert b"example" in run.stdout
+
+
+def test_top_level_help_lists_the_subcommands(dsh_fs: Any) -> None:
+    run = dsh_fs("--help")
+    assert run.status == 0
+    for command in (b"tools", b"call", b"session", b"mcp"):
+        assert command in run.stdout
+
+
+def test_no_subcommand_is_bad_usage(dsh_fs: Any) -> None:
+    run = dsh_fs()
+    assert run.status == 2
+    assert "the following arguments are required: COMMAND" in run.stderr
+
+
+def test_an_unknown_format_is_bad_usage(dsh_fs: Any) -> None:
+    run = dsh_fs("tools", "--format", "yaml")
+    assert run.status == 2
+    assert "invalid choice: 'yaml'" in run.stderr
+
+
+def test_an_unknown_tool_is_bad_usage(dsh_fs: Any) -> None:
+    run = dsh_fs("call", "grep", "{}", *MEMORY)
+    assert run.status == 2
+    assert run.stdout == b""
+    assert (
+        run.stderr == 'dsh-fs call: error: unknown tool "grep" (tools: list, read, write, edit)\n'
+    )
+
+
+def test_an_unknown_backend_is_bad_usage(dsh_fs: Any) -> None:
+    run = dsh_fs("session", "--backend", "s3")
+    assert run.status == 2
+    assert run.stderr.startswith('dsh-fs session: error: unknown backend "s3" (installed ')
+
+
+def test_an_unknown_plugin_is_bad_usage(dsh_fs: Any) -> None:
+    run = dsh_fs("call", "list", "{}", "--plugin", "audit", *MEMORY)
+    assert run.status == 2
+    assert 'unknown plugin "audit"' in run.stderr
+
+
+def test_call_of_json_that_is_not_an_object_is_a_tool_error(dsh_fs: Any) -> None:
+    run = dsh_fs("call", "read", '["a.txt"]', *MEMORY)
+    assert run.status == 1
+    assert run.stdout == b"Error: arguments must be a JSON object\n"
+
+
+def test_call_json_of_a_failure_carries_the_error_and_exits_1(dsh_fs: Any) -> None:
+    run = dsh_fs("call", "read", '{"file_path": "a.txt"}', "--json", *MEMORY)
+    assert run.status == 1
+    assert run.lines() == [
+        {
+            "is_error": True,
+            "text": 'Error: cannot read "/w/a.txt": not found',
+            "value": None,
+            "error": {
+                "message": 'cannot read "/w/a.txt": not found',
+                "name": "FsError",
+                "code": "FS_NOT_FOUND",
+            },
+            "meta": None,
+        }
+    ]
+
+
+def test_call_reads_its_arguments_from_stdin_with_a_dash(dsh_fs: Any) -> None:
+    stdin = json.dumps({"file_path": "big.txt", "content": "x\n" * 1000}).encode()
+    run = dsh_fs("call", "write", "-", "--json", *MEMORY, stdin=stdin)
+    assert run.status == 0
+    assert run.lines()[0]["value"]["operation"] == "create"
+
+
+def test_call_with_invalid_utf8_on_stdin_is_bad_usage(dsh_fs: Any) -> None:
+    run = dsh_fs("call", "write", "-", *MEMORY, stdin=b'{"file_path": "\xff"}')
+    assert run.status == 2
+    assert run.stderr == "dsh-fs call: error: ARGS read from stdin is not valid UTF-8\n"
+
+
+def test_a_bad_config_value_is_bad_usage(dsh_fs: Any) -> None:
+    run = dsh_fs("tools", "--config", "readLimit=0")
+    assert run.status == 2
+    assert run.stderr == (
+        "dsh-fs tools: error: --config: tool-fs: readLimit must be a positive integer\n"
+    )
+
+
+def test_tools_reflect_the_config(dsh_fs: Any) -> None:
+    run = dsh_fs("tools", "--config", "read_limit=7")
+    assert run.status == 0
+    read = json.loads(run.stdout)["tools"][1]
+    assert read["parameters"]["properties"]["limit"]["default"] == 7
+
+
+def test_a_session_on_the_memory_backend_keeps_its_observations(dsh_fs: Any) -> None:
+    stdin = requests(
+        {"tool": "write", "args": {"file_path": "a.txt", "content": "one\n"}},
+        {"tool": "write", "args": {"file_path": "a.txt", "content": "two\n"}},
+        {"tool": "edit", "args": {"file_path": "a.txt", "old_string": "two", "new_string": "3"}},
+        {"tool": "read", "args": {"file_path": "/w/a.txt"}},
+    )
+    run = dsh_fs("session", *MEMORY, stdin=stdin)
+    assert run.status == 0
+    created, updated, edited, read = run.lines()
+    assert created["value"]["operation"] == "create"
+    assert updated["value"]["operation"] == "update"  # its own create counts as an observation
+    assert edited["is_error"] is False
+    assert read["value"]["lines"] == [{"number": 1, "text": "3"}]
+
+
+def test_a_session_passes_tool_errors_through_as_result_lines(dsh_fs: Any) -> None:
+    stdin = requests({"tool": "grep", "args": {}}, {"tool": "read", "args": {"file_path": 3}})
+    run = dsh_fs("session", *MEMORY, stdin=stdin)
+    assert run.status == 0
+    unknown, wrong = run.lines()
+    assert unknown["error"] == {
+        "message": 'unknown tool "grep"',
+        "name": "ToolNotFoundError",
+        "code": "UNKNOWN_TOOL",
+    }
+    assert wrong["text"] == "Error: file_path must be a string"
+    assert wrong["error"]["code"] == "INVALID_ARGUMENTS"
+
+
+def test_a_session_applies_config_limits(dsh_fs: Any) -> None:
+    writes = [
+        {"tool": "write", "args": {"file_path": name, "content": ""}} for name in ("a", "b", "c")
+    ]
+    stdin = requests(*writes, {"tool": "list"})
+    run = dsh_fs("session", *MEMORY, "--config", "list_max_entries=2", stdin=stdin)
+    assert run.lines()[-1]["text"].endswith(
+        "a\nb\n\n(Showing entries 1-2 of 3: 0 directories, 3 files. Use offset=3 to continue.)"
+        "\n</content>"
+    )
+
+
+def test_a_session_with_no_input_prints_nothing(dsh_fs: Any) -> None:
+    run = dsh_fs("session", *MEMORY)
+    assert (run.status, run.stdout) == (0, b"")
+
+
+def test_mcp_without_the_sdk_says_how_to_install_it(
+    dsh_fs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    monkeypatch.delitem(sys.modules, "dsh_tool_fs.mcp_server", raising=False)
+    monkeypatch.delattr(dsh_tool_fs, "mcp_server", raising=False)
+    run = dsh_fs("mcp", *MEMORY)
+    assert run.status == 2
+    assert run.stdout == b""
+    assert run.stderr == (
+        'dsh-fs mcp: error: the MCP server needs the optional "mcp" dependency: '
+        'pip install "dsh-tool-fs[mcp]"\n'
+    )

@@ -1,0 +1,202 @@
+"""The ``dsh-fs`` command's parsing and output rules, without running a tool."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import pytest
+from dsh_tool_fs.cli import (
+    UsageError,
+    build_parser,
+    encode_plain,
+    json_line,
+    parse_call_arguments,
+    parse_config,
+    parse_request,
+    plugin_names,
+    request_error,
+    workspace,
+)
+
+
+def test_call_defaults_to_the_local_backend_with_the_policy_and_no_arguments() -> None:
+    args = build_parser().parse_args(["call", "list"])
+    assert (args.command, args.tool, args.args) == ("call", "list", "{}")
+    assert args.backend == "local"
+    assert args.no_policy is False
+    assert args.plugin == []
+    assert args.cwd is None
+    assert args.json is False
+    assert args.config == []
+
+
+def test_common_options_are_accepted_by_every_subcommand() -> None:
+    parser = build_parser()
+    for command in (["tools"], ["call", "read", "{}"], ["session"], ["mcp"]):
+        argv = [*command, "--cwd", "/w", "--backend", "memory", "--no-policy"]
+        argv += ["--plugin", "audit", "--plugin", "trace", "--config", "read_limit=5"]
+        args = parser.parse_args(argv)
+        assert (args.cwd, args.backend, args.no_policy) == ("/w", "memory", True)
+        assert args.plugin == ["audit", "trace"]
+        assert args.config == ["read_limit=5"]
+
+
+def test_tools_format_defaults_to_raw() -> None:
+    assert build_parser().parse_args(["tools"]).format == "raw"
+    assert build_parser().parse_args(["tools", "--format", "mcp"]).format == "mcp"
+
+
+def test_a_relative_cwd_is_made_absolute_and_no_cwd_leaves_the_backend_default() -> None:
+    parser = build_parser()
+    assert workspace(parser.parse_args(["session", "--cwd", "sub"])) == os.path.abspath("sub")
+    assert workspace(parser.parse_args(["session"])) is None
+
+
+# -- call arguments ---------------------------------------------------------------------------
+
+
+def test_call_arguments_are_decoded_json_of_any_shape() -> None:
+    assert parse_call_arguments('{"file_path": "a"}') == {"file_path": "a"}
+    assert parse_call_arguments("[1]") == [1]  # the tool itself rejects a non-object
+
+
+def test_call_arguments_that_are_not_json_are_a_usage_error() -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_call_arguments("{file_path: a}")
+    assert str(caught.value) == (
+        "ARGS is not valid JSON: Expecting property name enclosed in double quotes "
+        "(line 1 column 2)"
+    )
+
+
+# -- session requests -------------------------------------------------------------------------
+
+
+def test_a_request_gives_its_tool_and_arguments() -> None:
+    assert parse_request(b'{"tool": "read", "args": {"file_path": "a"}}\n') == (
+        "read",
+        {"file_path": "a"},
+    )
+
+
+def test_a_request_without_args_means_empty_arguments() -> None:
+    assert parse_request(b'{"tool": "list"}') == ("list", {})
+
+
+def test_request_args_are_passed_on_unchecked() -> None:
+    assert parse_request(b'{"tool": "list", "args": null}') == ("list", None)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b"\xff{}", "request is not valid UTF-8 text"),
+        (b"nope", "request is not valid JSON: Expecting value (line 1 column 1)"),
+        (
+            b'{"tool": "list"',
+            "request is not valid JSON: Expecting ',' delimiter (line 1 column 16)",
+        ),
+        (b'"list"', "request must be a JSON object"),
+        (b"[]", "request must be a JSON object"),
+        (b"{}", "tool is required"),
+        (b'{"args": {}}', "tool is required"),
+        (b'{"tool": null}', "tool must be a string"),
+        (b'{"tool": ["read"]}', "tool must be a string"),
+        (
+            b'{"tool": "read", "argz": {}}',
+            'unknown request key "argz" (expected "tool" and "args")',
+        ),
+    ],
+)
+def test_a_malformed_request_names_its_problem(line: bytes, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        parse_request(line)
+    assert str(caught.value) == message
+
+
+def test_the_answer_to_a_malformed_request_has_the_keys_of_a_result() -> None:
+    assert request_error("tool is required") == {
+        "is_error": True,
+        "text": "Error: tool is required",
+        "value": None,
+        "error": {
+            "message": "tool is required",
+            "name": "SessionRequestError",
+            "code": "INVALID_REQUEST",
+        },
+        "meta": None,
+    }
+
+
+# -- output encoding --------------------------------------------------------------------------
+
+
+def test_json_lines_keep_non_ascii_and_escape_lone_surrogates() -> None:
+    line = json_line({"name": "café\udcff", "text": "a\nb"})
+    assert line == '{"name": "café\\udcff", "text": "a\\nb"}'
+    line.encode("utf-8")  # valid UTF-8, no surrogate left
+    assert json.loads(line) == {"name": "café\udcff", "text": "a\nb"}
+
+
+def test_plain_text_writes_undecodable_bytes_back_and_escapes_other_surrogates() -> None:
+    assert encode_plain("é ok") == "é ok".encode()
+    assert encode_plain("bad\udcff.txt") == b"bad\xff.txt"
+    assert encode_plain("x\ud800y\udc80") == b"x\\ud800y\x80"
+
+
+# -- plugins and config -----------------------------------------------------------------------
+
+
+def test_the_policy_is_loaded_by_default_when_installed() -> None:
+    args = build_parser().parse_args(["session"])
+    assert plugin_names(args, ["policy"]) == ["policy"]
+
+
+def test_no_policy_drops_only_the_default() -> None:
+    parser = build_parser()
+    assert plugin_names(parser.parse_args(["session", "--no-policy"]), ["policy"]) == []
+    args = parser.parse_args(["session", "--no-policy", "--plugin", "policy"])
+    assert plugin_names(args, ["policy"]) == ["policy"]
+
+
+def test_named_plugins_follow_the_policy_once_each() -> None:
+    args = build_parser().parse_args(["session", "--plugin", "audit", "--plugin", "policy"])
+    assert plugin_names(args, ["audit", "policy"]) == ["policy", "audit"]
+
+
+def test_an_unknown_plugin_is_a_usage_error_naming_the_installed_ones() -> None:
+    args = build_parser().parse_args(["session", "--plugin", "audit"])
+    with pytest.raises(UsageError) as caught:
+        plugin_names(args, ["policy"])
+    assert str(caught.value) == 'unknown plugin "audit" (installed dsh_fs.plugins: policy)'
+
+
+def test_a_missing_policy_is_a_warning_not_an_error(caplog: pytest.LogCaptureFixture) -> None:
+    args = build_parser().parse_args(["session"])
+    with caplog.at_level(logging.WARNING):
+        assert plugin_names(args, []) == []
+    assert 'the "policy" plugin is not installed: writes and edits are unguarded' in caplog.text
+
+
+def test_config_items_accept_snake_and_camel_case_keys() -> None:
+    config = parse_config(["list_max_entries=5", "readLimit=7"])
+    assert (config.list_max_entries, config.read_limit) == (5, 7)
+    assert parse_config([]).read_limit == 2000
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("readLimit=0", "--config: tool-fs: readLimit must be a positive integer"),
+        ("read_limit=true", "--config: tool-fs: readLimit must be a positive integer"),
+        ("read_limit=many", "--config: tool-fs: readLimit must be a positive integer"),
+        ("colour=3", '--config: unknown config key "colour"'),
+        ("read_limit", '--config expects KEY=VALUE, got "read_limit"'),
+    ],
+)
+def test_a_bad_config_item_is_a_usage_error(item: str, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_config([item])
+    assert str(caught.value) == message
