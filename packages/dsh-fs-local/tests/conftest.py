@@ -5,6 +5,7 @@ a memory measurement, a second writer, a process to kill).
 
 from __future__ import annotations
 
+import codecs
 import os
 import pickle
 import select
@@ -16,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import dsh_fs
-import pytest
-
 import dsh_fs_local
+import pytest
 from dsh_fs_local import LocalFileSystem
 
 
@@ -143,6 +143,10 @@ def as_nobody() -> Iterator[AsNobody]:
 
         yield direct
         return
+
+    # The child cannot import anything from under /root: load lazily imported
+    # modules the backend needs while still privileged.
+    codecs.lookup("utf-8-sig")
 
     def run(fn: Callable[[], Any]) -> Any:
         read_end, write_end = os.pipe()

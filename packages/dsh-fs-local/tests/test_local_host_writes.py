@@ -17,7 +17,6 @@ from dsh_fs import (
     ReplaceIfVersion,
 )
 from dsh_fs.testing import Scratch
-
 from dsh_fs_local import NEW_FILE_MODE, UMASK
 
 pytestmark = pytest.mark.anyio
@@ -31,6 +30,19 @@ def mode_of(path: str) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
+def is_link(path: str) -> bool:
+    return stat.S_ISLNK(os.lstat(path).st_mode)
+
+
+def is_dir(path: str) -> bool:
+    return stat.S_ISDIR(os.lstat(path).st_mode)
+
+
+def touch(path: str) -> None:
+    with open(path, "w"):
+        pass
+
+
 async def test_write_through_a_symlink_keeps_the_link_and_updates_its_file(
     scratch: Scratch,
 ) -> None:
@@ -38,7 +50,7 @@ async def test_write_through_a_symlink_keeps_the_link_and_updates_its_file(
     scratch.symlink("link.txt", "real/f.txt")
     target = await scratch.fs.resolve("link.txt")
     outcome = await scratch.fs.write_text(target, "new\n")
-    assert os.path.islink(at(scratch, "link.txt"))
+    assert is_link(at(scratch, "link.txt"))
     assert os.readlink(at(scratch, "link.txt")) == "real/f.txt"
     assert scratch.get("real/f.txt") == b"new\n"
     assert outcome.before == "old\n"
@@ -51,7 +63,7 @@ async def test_edit_through_a_symlinked_directory_keeps_the_link(scratch: Scratc
     scratch.symlink("alias", "real")
     target = await scratch.fs.resolve("alias/f.txt")
     await scratch.fs.edit_text(target, FsEditRequest("beta", "gamma"))
-    assert os.path.islink(at(scratch, "alias"))
+    assert is_link(at(scratch, "alias"))
     assert scratch.get("real/f.txt") == b"alpha gamma\n"
 
 
@@ -62,7 +74,7 @@ async def test_write_through_a_dangling_symlink_creates_the_file_it_points_to(
     scratch.symlink("link.txt", "d/later.txt")
     outcome = await scratch.fs.write_text(await scratch.fs.resolve("link.txt"), "hi\n")
     assert outcome.operation == "create"
-    assert os.path.islink(at(scratch, "link.txt"))
+    assert is_link(at(scratch, "link.txt"))
     assert scratch.get("d/later.txt") == b"hi\n"
 
 
@@ -78,11 +90,10 @@ async def test_an_existing_file_keeps_its_permission_bits(scratch: Scratch, mode
 
 
 async def test_a_new_file_gets_0666_minus_the_umask(scratch: Scratch) -> None:
-    assert UMASK == _current_umask()
+    assert _current_umask() == UMASK
     assert NEW_FILE_MODE == 0o666 & ~UMASK
     await scratch.fs.write_text(await scratch.fs.resolve("new.txt"), "x")
-    with open(at(scratch, "plain.txt"), "w"):
-        pass
+    touch(at(scratch, "plain.txt"))
     assert mode_of(at(scratch, "new.txt")) == NEW_FILE_MODE == mode_of(at(scratch, "plain.txt"))
 
 
@@ -117,7 +128,11 @@ async def test_a_hard_linked_file_keeps_its_inode_and_every_name_sees_the_change
     assert scratch.get("b/two.txt") == b"shared new, longer than before\n"
     await scratch.fs.edit_text(target, FsEditRequest("longer than before", "short"))
     assert scratch.get("b/two.txt") == b"shared new, short\n"
-    assert os.stat(at(scratch, "a/one.txt")).st_ino == inode == os.stat(at(scratch, "b/two.txt")).st_ino
+    assert (
+        os.stat(at(scratch, "a/one.txt")).st_ino
+        == inode
+        == os.stat(at(scratch, "b/two.txt")).st_ino
+    )
     assert os.stat(at(scratch, "a/one.txt")).st_nlink == 2
     assert scratch.names("a") == ["one.txt"]  # the backup is gone
     info = await scratch.fs.stat(target)
@@ -210,7 +225,7 @@ async def test_a_directory_appearing_before_the_rename_fails_cleanly(
     assert caught.value.code in (FsErrorCode.FS_IO_ERROR, FsErrorCode.FS_NOT_REGULAR_FILE)
     assert isinstance(caught.value.__cause__, OSError)
     assert scratch.names("d") == ["f.txt"]
-    assert os.path.isdir(at(scratch, "d/f.txt"))
+    assert is_dir(at(scratch, "d/f.txt"))
 
 
 async def test_a_failing_fsync_removes_the_temporary_and_keeps_the_target(
@@ -293,7 +308,9 @@ async def test_edit_of_a_missing_parent_fails_stale_without_creating_it(scratch:
     assert caught.value.code == FsErrorCode.FS_STALE_VERSION
     with pytest.raises(FsError) as caught:
         await scratch.fs.write_text(target, "x", ReplaceIfVersion("v"))
-    assert str(caught.value) == f'cannot write "{at(scratch, "no/such/f.txt")}": file no longer exists'
+    assert (
+        str(caught.value) == f'cannot write "{at(scratch, "no/such/f.txt")}": file no longer exists'
+    )
     assert scratch.names() == []
 
 
@@ -312,7 +329,7 @@ async def test_symlink_loop_as_a_write_target_is_an_io_error(scratch: Scratch) -
             await call
         assert caught.value.code == FsErrorCode.FS_IO_ERROR
         assert "Too many levels of symbolic links" in str(caught.value)
-    assert os.path.islink(at(scratch, "f.txt"))
+    assert is_link(at(scratch, "f.txt"))
 
 
 async def test_content_that_is_not_encodable_fails_not_text(scratch: Scratch) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.testing import Scratch
-
 from dsh_fs_local import LocalFileSystem
 
 pytestmark = pytest.mark.anyio
@@ -16,6 +15,11 @@ pytestmark = pytest.mark.anyio
 
 def at(scratch: Scratch, rel: str) -> str:
     return os.path.join(scratch.root, rel)
+
+
+def overwrite_in_place(path: str, data: bytes) -> None:
+    with open(path, "r+b") as f:
+        f.write(data)
 
 
 async def test_default_cwd_is_the_process_working_directory_at_construction(
@@ -49,7 +53,8 @@ async def test_symlink_aliases_share_one_key_and_one_version(scratch: Scratch) -
     scratch.symlink("dir-alias", "dir")
     fs = scratch.fs
     targets = [
-        await fs.resolve(p) for p in ("dir/real.txt", "abs-link", "dir/rel-link", "dir-alias/real.txt")
+        await fs.resolve(p)
+        for p in ("dir/real.txt", "abs-link", "dir/rel-link", "dir-alias/real.txt")
     ]
     assert {t.target_key for t in targets} == {at(scratch, "dir/real.txt")}
     versions = set()
@@ -116,8 +121,7 @@ async def test_version_moves_on_a_same_size_rewrite_with_restored_mtime(
     target = await scratch.fs.resolve("f.txt")
     first = await scratch.fs.stat(target)
     stat_before = os.stat(target.target_key)
-    with open(target.target_key, "r+b") as f:
-        f.write(b"bbbb")
+    overwrite_in_place(target.target_key, b"bbbb")
     os.utime(target.target_key, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns))
     second = await scratch.fs.stat(target)
     assert first is not None and second is not None
