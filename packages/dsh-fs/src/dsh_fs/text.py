@@ -54,6 +54,18 @@ def decode_text(data: bytes, verb: str, display_path: str, *, nul_anywhere: bool
         raise not_text(verb, display_path, "invalid UTF-8 text") from exc
 
 
+def encode_text(text: str, verb: str, display_path: str) -> bytes:
+    """UTF-8 bytes of ``text``; a lone surrogate (JSON allows ``"\\ud800"``) is not text.
+
+    Fails ``FS_NOT_TEXT`` ``cannot <verb> "<p>": invalid UTF-8 text`` instead of
+    letting ``UnicodeEncodeError`` escape the seam.
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise not_text(verb, display_path, "invalid UTF-8 text") from exc
+
+
 def decode_previous(data: bytes) -> str | None:
     """The LF-normalized previous content of a replaced file, or ``None`` if not text."""
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
@@ -87,9 +99,14 @@ class StreamDecoder:
             raise not_text(self._verb, self._display_path, "binary file")
         self._seen += len(chunk)
         try:
-            return self._decoder.decode(chunk, final)
+            text = self._decoder.decode(chunk, final)
         except UnicodeDecodeError as exc:
             raise not_text(self._verb, self._display_path, "invalid UTF-8 text") from exc
+        if final and self._decoder.getstate()[0]:
+            # utf-8-sig keeps a lone BOM prefix (b"\xef", b"\xef\xbb") buffered even
+            # when final: whole-file decoding rejects it, so must the stream.
+            raise not_text(self._verb, self._display_path, "invalid UTF-8 text")
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +151,7 @@ def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdi
     new = normalize_newlines(edit.new_string)
     after = before.replace(old, new) if edit.replace_all else before.replace(old, new, 1)
     stored = after.replace("\n", "\r\n") if uses_crlf(original) else after
-    data = stored.encode("utf-8")
+    data = encode_text(stored, "edit", display_path)
     return AppliedEdit(
         before=before,
         after=after,
