@@ -21,6 +21,9 @@ INVALID_UTF8 = {
     "overlong encoding": b"ab\xc0\xafcd",
     "encoded surrogate": b"ab\xed\xa0\x80cd",
     "code point above U+10FFFF": b"ab\xf4\x90\x80\x80cd",
+    "file of one BOM byte": b"\xef",
+    "file of two BOM bytes": b"\xef\xbb",
+    "BOM then a truncated character": b"\xef\xbb\xbf\xe2\x82",
 }
 
 
