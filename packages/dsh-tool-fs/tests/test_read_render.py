@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from unittest.mock import patch
 
 import pytest
 from dsh_fs import FsError, FsErrorCode
+from dsh_tool_fs import read_render
 from dsh_tool_fs.read_render import (
     ReadWindow,
     WindowBuilder,
@@ -245,8 +247,21 @@ def test_window_builder_matches_the_reference_for_any_chunking(
         "max_bytes": max_bytes,
     }
     expected = reference_window(text, **params)
-    assert feed_in_chunks(text, cuts, **params) == expected
-    assert build_window(text, **params) == expected
+    # Small internal spans push short texts through every path of the builder:
+    # bisection to the offset, span growth, lines longer than the span.
+    skip_block, find_span, first_span, max_span = data.draw(
+        st.sampled_from(
+            [(1 << 16, 1024, 4096, 1 << 16), (1, 1, 1, 2), (5, 4, 3, 16), (64, 16, 8, 8)]
+        )
+    )
+    with (
+        patch.object(read_render, "_FIND_SPAN", find_span),
+        patch.object(read_render, "_SKIP_BLOCK", skip_block),
+        patch.object(read_render, "_FIRST_SPAN", first_span),
+        patch.object(read_render, "_MAX_SPAN", max_span),
+    ):
+        assert feed_in_chunks(text, cuts, **params) == expected
+        assert build_window(text, **params) == expected
 
 
 @settings(max_examples=100, deadline=None)

@@ -53,17 +53,19 @@ def _utf8_len(text: str) -> int:
 
 
 _SKIP, _WINDOW, _COUNT = 0, 1, 2
+_SKIP_BLOCK = 1 << 16
 _FIND_SPAN = 1024
+_FIRST_SPAN = 4096
+_MAX_SPAN = 1 << 16
 
 
-def _nth_newline(chunk: str, n: int) -> int:
-    """Index of the ``n``-th ``\\n`` (1-based) of ``chunk``, which has at least ``n``.
+def _nth_newline(chunk: str, n: int, lo: int, hi: int) -> int:
+    """Index of the ``n``-th ``\\n`` (1-based) of ``chunk[lo:hi]``, which has at least ``n``.
 
     Halve the span with ``str.count`` (C speed, about one pass over the
-    chunk in total) until it is short, then step with ``find``: a chunk of
-    ten thousand short lines costs a few dozen Python steps, not ten thousand.
+    span in total) until it is short, then step with ``find``: ten thousand
+    short lines cost a few dozen Python steps, not ten thousand.
     """
-    lo, hi = 0, len(chunk)
     while hi - lo > _FIND_SPAN:
         mid = (lo + hi) // 2
         seen = chunk.count("\n", lo, mid)
@@ -169,36 +171,101 @@ class WindowBuilder:
         )
 
     def _skip(self, chunk: str) -> None:
-        need = self._offset - 1 - self._completed  # newlines before line `offset`, >= 1
-        seen = chunk.count("\n")
-        if seen < need:
+        """Count the newlines before line ``offset``; start the window where it begins.
+
+        Counting goes block by block, so the block holding the start of the
+        window is the only part scanned twice (once to count, once to locate).
+        """
+        need = self._offset - 1 - self._completed  # newlines still to pass, >= 1
+        size = len(chunk)
+        start = 0
+        while start < size:
+            stop = min(size, start + _SKIP_BLOCK)
+            seen = chunk.count("\n", start, stop)
+            if seen >= need:
+                self._completed += need
+                self._phase = _WINDOW
+                self._window(chunk, _nth_newline(chunk, need, start, stop) + 1)
+                return
+            need -= seen
             self._completed += seen
-            return
-        self._completed += need
-        self._phase = _WINDOW
-        self._window(chunk, _nth_newline(chunk, need) + 1)
+            start = stop
 
     def _window(self, chunk: str, pos: int) -> None:
+        """Cut out lines from ``chunk[pos:]`` until the window is done or the chunk ends.
+
+        Lines that lie wholly inside the chunk are taken from ``split`` over a
+        growing span (a few C calls for the whole window); a line that started
+        in an earlier chunk, or is longer than the span, goes through the
+        bounded head (:meth:`_extend`), so no line is ever held whole.
+        """
         size = len(chunk)
-        find = chunk.find
+        if self._in_line:  # a line carried over from the previous chunk
+            pos = self._finish_long_line(chunk, pos)
+            if pos < 0:
+                return
+        limit = self._max_line_length
+        suffix = self._suffix
+        lines = self._lines
+        span = _FIRST_SPAN
         while pos < size:
-            nl = find("\n", pos)
-            if nl < 0:
-                self._extend(chunk, pos, size)
-                self._in_line = True
-                self._last_cr = chunk[size - 1] == "\r"
-                return
-            if nl > pos:
-                self._extend(chunk, pos, nl)
-                ends_cr = chunk[nl - 1] == "\r"
-            else:
-                ends_cr = self._in_line and self._last_cr
-            self._completed += 1
-            pos = nl + 1
-            if self._close_line(self._completed, ends_cr):
-                self._phase = _COUNT
-                self._completed += chunk.count("\n", pos)
-                return
+            stop = min(size, pos + span)
+            parts = chunk[pos:stop].split("\n")
+            parts.pop()  # the start of a line that goes on past `stop`
+            if not parts:  # no newline within the span: one long line
+                pos = self._finish_long_line(chunk, pos)
+                if pos < 0:
+                    return
+                continue
+            number = self._completed
+            for raw in parts:
+                number += 1
+                pos += len(raw) + 1
+                line = raw[:-1] if raw.endswith("\r") else raw
+                text = line[:limit] + suffix if len(line) > limit else line
+                cost = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+                if lines:
+                    cost += 1
+                    if self._used + cost > self._max_bytes:
+                        self._capped = True
+                        self._done(chunk, pos, number)
+                        return
+                self._used += cost
+                lines.append((number, text))
+                if len(lines) >= self._limit:
+                    self._done(chunk, pos, number)
+                    return
+            self._completed = number
+            span = min(span * 2, _MAX_SPAN)
+
+    def _finish_long_line(self, chunk: str, pos: int) -> int:
+        """Feed the current line through the bounded head up to its ``\\n``.
+
+        Returns the position after that ``\\n``, or -1 when this chunk needs no
+        more work: it ends inside the line, or the window is done (and the
+        rest of the chunk has been counted).
+        """
+        nl = chunk.find("\n", pos)
+        if nl < 0:
+            self._extend(chunk, pos, len(chunk))
+            self._in_line = True
+            self._last_cr = chunk[-1] == "\r"
+            return -1
+        if nl > pos:
+            self._extend(chunk, pos, nl)
+            ends_cr = chunk[nl - 1] == "\r"
+        else:
+            ends_cr = self._in_line and self._last_cr
+        self._completed += 1
+        if self._close_line(self._completed, ends_cr):
+            self._done(chunk, nl + 1, self._completed)
+            return -1
+        return nl + 1
+
+    def _done(self, chunk: str, pos: int, completed: int) -> None:
+        """The window is full or capped: count what is left of the chunk."""
+        self._phase = _COUNT
+        self._completed = completed + chunk.count("\n", pos)
 
     def _extend(self, chunk: str, start: int, stop: int) -> None:
         if self._more:
@@ -211,7 +278,7 @@ class WindowBuilder:
             self._head += chunk[start:stop]
 
     def _close_line(self, number: int, ends_cr: bool) -> bool:
-        """Select (or refuse) the line just completed; True when the window is done."""
+        """Select (or refuse) the line kept in the head; True when the window is done."""
         head, more = self._head, self._more
         self._head, self._more, self._in_line, self._last_cr = "", False, False, False
         limit = self._max_line_length
