@@ -183,3 +183,26 @@ async def test_an_already_set_cancel_event_touches_nothing(stack: ToolFs, worksp
     result = await stack.execute("write", {"file_path": "a.txt", "content": "x"}, cancel=cancel)
     assert result.text == "Error: resolve aborted"
     assert not (workspace / "a.txt").exists()
+
+
+async def test_a_streamed_read_gives_the_same_window_as_a_whole_read(workspace: Path) -> None:
+    text = "".join(f"línea {n} — ✓\r\n" for n in range(1, 400)) + "end"
+    (workspace / "big.txt").write_text(text, encoding="utf-8", newline="")
+    whole = ToolFs.from_entry_points(
+        backend="local", plugins=("policy",), cwd=str(workspace), config={"readMaxBytes": 300}
+    )
+    streamed = ToolFs.from_entry_points(
+        backend="local",
+        plugins=("policy",),
+        cwd=str(workspace),
+        config={"readStreamMinSize": 1, "readMaxBytes": 300},
+    )
+    for args in (
+        {"file_path": "big.txt", "offset": 390, "limit": 20},
+        {"file_path": "big.txt", "offset": 7},
+    ):
+        expected = (await whole.execute("read", args)).to_dict()
+        assert (await streamed.execute("read", args)).to_dict() == expected
+    capped = await streamed.execute("read", {"file_path": "big.txt", "offset": 2})
+    assert capped.text.endswith("to continue.)\n</content>")
+    assert "(Output capped. Showing lines 2-" in capped.text

@@ -33,6 +33,8 @@ from dsh_fs import (
 from dsh_fs_memory import MemoryFileSystem
 from dsh_fs_policy import FsPolicy
 from dsh_tool_fs import Session, ToolCall, ToolError, ToolFs, ToolFsConfig, ToolResult
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytestmark = pytest.mark.anyio
 
@@ -780,6 +782,24 @@ async def test_a_set_cancel_event_aborts_the_primitive_in_flight(
     assert fs.inner.get_bytes("/w/a.txt") == b"alpha\nbeta\ngamma\n"
 
 
+async def test_a_cancel_event_aborts_a_streamed_read() -> None:
+    tool, fs, _ = make(policy=False, unknown_size=True)
+    entered = fs.gate("stream_text")
+    cancel = anyio.Event()
+    results: list[ToolResult] = []
+
+    async def call() -> None:
+        results.append(await tool.execute("read", {"file_path": "a.txt"}, cancel=cancel))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            await entered.wait()
+            cancel.set()
+    assert results[0].text == "Error: read aborted"
+    assert fs.calls == ["resolve", "stat", "stream_text"]
+
+
 async def test_a_cancel_event_set_before_the_call_gives_resolve_aborted() -> None:
     tool, fs, _ = make()
     cancel = anyio.Event()
@@ -881,3 +901,54 @@ async def test_a_third_party_plugin_is_loaded_by_entry_point_name(
     await tool.execute("read", {"file_path": "n.txt"})
     audit: Any = tool.plugin_manager.get_plugin("audit-xyz")
     assert audit.seen == [("write", "/w/n.txt"), ("read", "/w/n.txt")]
+
+
+# -- property: the host never raises for arbitrary calls --------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=5,
+)
+paths = st.sampled_from(["a.txt", "src", "src/main.py", "nope", "/w", "", "new/x.txt", "a.txt/x"])
+call_args = st.fixed_dictionaries(
+    {},
+    optional={
+        "path": paths | json_values,
+        "file_path": paths | json_values,
+        "offset": st.integers(min_value=-2, max_value=6) | json_values,
+        "limit": st.integers(min_value=-1, max_value=3) | json_values,
+        "content": st.text(max_size=10),
+        "old_string": st.sampled_from(["alpha", "a", "", "zz"]) | json_values,
+        "new_string": st.sampled_from(["A", "", "alpha"]),
+        "replace_all": st.booleans() | json_values,
+    },
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    calls=st.lists(
+        st.tuples(st.sampled_from(["list", "read", "write", "edit", "nope"]), call_args),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_arbitrary_calls_always_give_a_result(calls: list[tuple[str, Any]]) -> None:
+    async def run() -> None:
+        tool, _, _ = make()
+        session = Session()
+        for name, args in calls:
+            result = await tool.execute(name, args, session=session)
+            if result.is_error:
+                assert result.error is not None
+                assert result.text == f"Error: {result.error.message}"
+                assert result.error.code != "TOOL_FAILURE", result.text
+                assert result.value is None
+            else:
+                assert result.error is None and result.value is not None
+            json.dumps(result.to_dict())
+
+    anyio.run(run)

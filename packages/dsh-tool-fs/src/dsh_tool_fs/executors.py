@@ -19,6 +19,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from dsh_fs import (
     CreateIfAbsent,
     EditGuard,
@@ -117,7 +118,10 @@ async def run_read(ex: Execution, args: ReadArgs) -> ToolOutput:
         finally:
             aclose = getattr(chunks, "aclose", None)
             if aclose is not None:
-                await aclose()
+                with anyio.CancelScope(
+                    shield=True
+                ):  # release the backend's file even when cancelled
+                    await aclose()
         window = builder.finish()
     else:
         text = await ex.fs.read_text(target)
