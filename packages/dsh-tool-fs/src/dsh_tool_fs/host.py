@@ -245,7 +245,7 @@ class ToolFs:
             hook=self.plugin_manager.hook,
             config=self.config,
             actor=ToolCall(session=session, tool=name),
-            cwd=None if session is None else session.cwd,
+            cwd=getattr(session, "cwd", None),
             progress=progress,
         )
         body = _body(parsed)
