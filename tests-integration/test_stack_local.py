@@ -206,3 +206,27 @@ async def test_a_streamed_read_gives_the_same_window_as_a_whole_read(workspace: 
     capped = await streamed.execute("read", {"file_path": "big.txt", "offset": 2})
     assert capped.text.endswith("to continue.)\n</content>")
     assert "(Output capped. Showing lines 2-" in capped.text
+
+
+async def test_two_concurrent_writes_from_one_observation_exactly_one_wins(
+    stack: ToolFs, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("base\n")
+    session = Session()
+    await stack.execute("read", {"file_path": "a.txt"}, session=session)
+    results: dict[str, str] = {}
+
+    async def write(content: str) -> None:
+        result = await stack.execute(
+            "write", {"file_path": "a.txt", "content": content}, session=session
+        )
+        results[content] = result.text
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write, "first\n")
+            tg.start_soon(write, "second\n")
+    stale = f'Error: cannot write "{workspace}/a.txt": file changed since it was read'
+    assert sorted(text == stale for text in results.values()) == [False, True]
+    winner = next(content for content, text in results.items() if text != stale)
+    assert (workspace / "a.txt").read_text() == winner
