@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import types
 from typing import Any
 
 import dsh_tool_fs
@@ -205,4 +206,19 @@ def test_mcp_without_the_sdk_says_how_to_install_it(
     assert run.stderr == (
         'dsh-fs mcp: error: the MCP server needs the optional "mcp" dependency: '
         'pip install "dsh-tool-fs[mcp]"\n'
+    )
+
+
+def test_mcp_with_an_old_sdk_says_which_version_it_needs(
+    dsh_fs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old_server = types.ModuleType("mcp.server")  # no ServerRequestContext: the 1.x layout
+    monkeypatch.setitem(sys.modules, "mcp.server", old_server)
+    monkeypatch.delitem(sys.modules, "dsh_tool_fs.mcp_server", raising=False)
+    monkeypatch.delattr(dsh_tool_fs, "mcp_server", raising=False)
+    run = dsh_fs("mcp", *MEMORY)
+    assert run.status == 2
+    assert run.stderr.startswith(
+        'dsh-fs mcp: error: the MCP server needs mcp>=2.3: pip install -U "dsh-tool-fs[mcp]" '
+        "(installed: mcp "
     )

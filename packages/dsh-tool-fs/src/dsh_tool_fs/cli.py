@@ -30,6 +30,7 @@ import re
 import sys
 from collections.abc import AsyncIterable, Sequence
 from functools import partial
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, BinaryIO
 
 import anyio
@@ -56,6 +57,7 @@ REQUEST_ERROR_CODE = "INVALID_REQUEST"
 MCP_INSTALL_HINT = (
     'the MCP server needs the optional "mcp" dependency: pip install "dsh-tool-fs[mcp]"'
 )
+MCP_SDK_TOO_OLD = 'the MCP server needs mcp>=2.3: pip install -U "dsh-tool-fs[mcp]"'
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -475,13 +477,23 @@ def run_session(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> 
 def run_mcp(args: argparse.Namespace) -> int:
     try:
         from . import mcp_server
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] in ("mcp", "mcp_types"):
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        if isinstance(exc, ModuleNotFoundError):
             raise UsageError(MCP_INSTALL_HINT) from exc
-        raise
+        # The SDK is there but predates the low-level API used here.
+        raise UsageError(f"{MCP_SDK_TOO_OLD} (installed: mcp {_installed_version('mcp')})") from exc
     toolfs = build_toolfs(args)
     anyio.run(partial(mcp_server.serve_stdio, toolfs, cwd=workspace(args)))
     return EXIT_OK
+
+
+def _installed_version(distribution: str) -> str:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _json_problem(exc: json.JSONDecodeError) -> str:
