@@ -28,14 +28,14 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-__all__ = ["CONTEXT_LINES", "diff_meta"]
+__all__ = ["CONTEXT_LINES", "diff_meta", "hunk_ranges", "split_lines"]
 
 CONTEXT_LINES = 3
 
 _Opcode = tuple[str, int, int, int, int]
 
 
-def _lines(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
     """Lines with their ``\\n``; a final line without one is kept, nothing after a final ``\\n``."""
     parts = text.split("\n")
     last = parts.pop()
@@ -89,6 +89,14 @@ def _grouped(codes: list[_Opcode], n: int) -> list[list[_Opcode]]:
     return [g for g in groups if any(code[0] != "equal" for code in g)]
 
 
+def hunk_ranges(a: list[str], b: list[str]) -> list[tuple[int, int, int, int]]:
+    """``(i1, i2, j1, j2)`` per hunk: lines ``a[i1:i2]`` became ``b[j1:j2]``, context included."""
+    return [
+        (group[0][1], group[-1][2], group[0][3], group[-1][4])
+        for group in _grouped(_opcodes(a, b), CONTEXT_LINES)
+    ]
+
+
 def diff_meta(path: str, before: str | None, after: str) -> dict[str, object]:
     """``{"diffs": [{"path", "old_text", "new_text"}, …]}`` for ``ToolResult.meta``.
 
@@ -96,16 +104,14 @@ def diff_meta(path: str, before: str | None, after: str) -> dict[str, object]:
     """
     if before is None or before == after:
         return {"diffs": []}
-    a, b = _lines(before), _lines(after)
-    diffs: list[dict[str, object]] = []
-    for group in _grouped(_opcodes(a, b), CONTEXT_LINES):
-        i1, i2 = group[0][1], group[-1][2]
-        j1, j2 = group[0][3], group[-1][4]
-        diffs.append(
+    a, b = split_lines(before), split_lines(after)
+    return {
+        "diffs": [
             {
                 "path": path,
                 "old_text": "".join(a[i1:i2]) if i2 > i1 else None,
                 "new_text": "".join(b[j1:j2]),
             }
-        )
-    return {"diffs": diffs}
+            for i1, i2, j1, j2 in hunk_ranges(a, b)
+        ]
+    }

@@ -1,0 +1,140 @@
+"""Diff metadata of write/edit (SPEC 5.10)."""
+
+from __future__ import annotations
+
+from dsh_tool_fs.diff_meta import diff_meta, hunk_ranges, split_lines
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def numbered(n: int) -> str:
+    return "".join(f"line {i}\n" for i in range(1, n + 1))
+
+
+def test_a_create_has_no_diffs() -> None:
+    assert diff_meta("a.txt", None, "new\n") == {"diffs": []}
+
+
+def test_an_identical_overwrite_has_no_diffs() -> None:
+    assert diff_meta("a.txt", "same\n", "same\n") == {"diffs": []}
+
+
+def test_a_change_carries_three_lines_of_context_each_side() -> None:
+    before = numbered(10)
+    after = before.replace("line 5\n", "line five\n")
+    assert diff_meta("a.txt", before, after) == {
+        "diffs": [
+            {
+                "path": "a.txt",
+                "old_text": "line 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\n",
+                "new_text": "line 2\nline 3\nline 4\nline five\nline 6\nline 7\nline 8\n",
+            }
+        ]
+    }
+
+
+def test_distant_changes_are_separate_hunks() -> None:
+    before = numbered(20)
+    after = before.replace("line 2\n", "line two\n").replace("line 18\n", "line eighteen\n")
+    diffs = diff_meta("a.txt", before, after)["diffs"]
+    assert diffs == [
+        {
+            "path": "a.txt",
+            "old_text": "line 1\nline 2\nline 3\nline 4\nline 5\n",
+            "new_text": "line 1\nline two\nline 3\nline 4\nline 5\n",
+        },
+        {
+            "path": "a.txt",
+            "old_text": "line 15\nline 16\nline 17\nline 18\nline 19\nline 20\n",
+            "new_text": "line 15\nline 16\nline 17\nline eighteen\nline 19\nline 20\n",
+        },
+    ]
+
+
+def test_changes_whose_context_touches_are_one_hunk() -> None:
+    before = numbered(12)
+    after = before.replace("line 3\n", "x\n").replace("line 9\n", "y\n")
+    assert len(diff_meta("a.txt", before, after)["diffs"]) == 1  # type: ignore[arg-type]
+
+
+def test_insertion_into_a_non_empty_file_keeps_the_context_as_old_text() -> None:
+    before = numbered(3)
+    after = before + "line 4\n"
+    assert diff_meta("a.txt", before, after)["diffs"] == [
+        {"path": "a.txt", "old_text": before, "new_text": after}
+    ]
+
+
+def test_a_pure_insertion_into_an_empty_file_has_no_old_text() -> None:
+    assert diff_meta("a.txt", "", "hello\nworld\n") == {
+        "diffs": [{"path": "a.txt", "old_text": None, "new_text": "hello\nworld\n"}]
+    }
+
+
+def test_emptying_a_file_has_empty_new_text() -> None:
+    assert diff_meta("a.txt", "gone\n", "") == {
+        "diffs": [{"path": "a.txt", "old_text": "gone\n", "new_text": ""}]
+    }
+
+
+def test_a_missing_final_newline_shows_without_any_marker() -> None:
+    diffs = diff_meta("a.txt", "a\nb\n", "a\nb")["diffs"]
+    assert diffs == [{"path": "a.txt", "old_text": "a\nb\n", "new_text": "a\nb"}]
+    assert "No newline" not in repr(diffs)
+
+
+def test_the_path_is_the_argument_as_given() -> None:
+    diffs = diff_meta("./rel/a.txt", "a\n", "b\n")["diffs"]
+    assert diffs == [{"path": "./rel/a.txt", "old_text": "a\n", "new_text": "b\n"}]
+
+
+def test_a_lone_carriage_return_is_part_of_a_line() -> None:
+    assert split_lines("a\rb\nc") == ["a\rb\n", "c"]
+    assert split_lines("") == []
+    assert split_lines("\n") == ["\n"]
+
+
+def test_a_small_edit_of_a_large_file_is_one_small_hunk() -> None:
+    before = numbered(200_000)
+    after = before.replace("line 100000\n", "changed\n")
+    assert diff_meta("big.txt", before, after)["diffs"] == [
+        {
+            "path": "big.txt",
+            "old_text": "".join(f"line {i}\n" for i in range(99_997, 100_004)),
+            "new_text": "".join(
+                "changed\n" if i == 100_000 else f"line {i}\n" for i in range(99_997, 100_004)
+            ),
+        }
+    ]
+
+
+# --- properties -------------------------------------------------------------------------
+
+texts = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "\n", "d", "a\r\n"]), max_size=40).map(
+    "".join
+)
+
+
+@settings(max_examples=300)
+@given(before=texts, after=texts)
+def test_hunks_replay_before_into_after(before: str, after: str) -> None:
+    a, b = split_lines(before), split_lines(after)
+    assert "".join(a) == before and "".join(b) == after
+    ranges = hunk_ranges(a, b)
+    assert (ranges == []) == (before == after)
+    rebuilt: list[str] = []
+    i = j = 0
+    for i1, i2, j1, j2 in ranges:
+        assert i <= i1 <= i2 and j <= j1 <= j2
+        assert a[i:i1] == b[j:j1]  # untouched lines between hunks
+        rebuilt += a[i:i1] + b[j1:j2]
+        i, j = i2, j2
+    assert a[i:] == b[j:]
+    assert "".join(rebuilt + a[i:]) == after
+    diffs = diff_meta("p", before, after)["diffs"]
+    assert isinstance(diffs, list)
+    assert len(diffs) == len(ranges)
+    for item, (i1, i2, j1, j2) in zip(diffs, ranges, strict=True):
+        assert item["old_text"] == ("".join(a[i1:i2]) if i2 > i1 else None)
+        assert item["new_text"] == "".join(b[j1:j2])
+        assert item["old_text"] is not None or before == ""
