@@ -126,6 +126,18 @@ def test_call_list_prints_the_model_projection_and_exits_0(tmp_path: Path) -> No
     )
 
 
+def test_the_readme_main_job_lists_the_five_packages() -> None:
+    """README "Quick start": the list tool on this repository's packages/ directory."""
+    root = Path(__file__).resolve().parent.parent
+    proc = dsh_fs("call", "list", "-", cwd=root, stdin=b'{"path": "packages"}')
+    assert proc.returncode == 0, proc.stderr
+    assert out(proc) == (
+        f"<path>{root}/packages</path>\n<type>directory</type>\n<content>\n"
+        "dsh-fs/\ndsh-fs-local/\ndsh-fs-memory/\ndsh-fs-policy/\ndsh-tool-fs/\n\n"
+        "(5 entries: 5 directories, 0 files)\n</content>\n"
+    )
+
+
 def test_call_without_arguments_passes_an_empty_object(tmp_path: Path) -> None:
     proc = dsh_fs("call", "list", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -23,6 +23,7 @@ surrogate as a ``\\udxxx`` escape.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import logging
 import os
@@ -515,7 +516,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=getattr(logging, args.log_level),
         format="dsh-fs: %(levelname)s: %(name)s: %(message)s",
     )
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    # A closed stdin (``dsh-fs session <&-``) reads as empty input.
+    stdin: BinaryIO = sys.stdin.buffer if sys.stdin is not None else io.BytesIO()
+    stdout: BinaryIO = sys.stdout.buffer
     try:
         if args.command == "tools":
             return run_tools(args, stdout)
