@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from unittest.mock import patch
 
 import pytest
@@ -388,3 +390,37 @@ def test_read_value_is_the_canonical_shape() -> None:
         "lines": [{"number": 1, "text": "a"}],
         "totalLines": 2,
     }
+
+
+# --- memory ------------------------------------------------------------------------------------
+
+_MEMORY_PROBE = """
+import resource, sys
+from dsh_tool_fs.read_render import WindowBuilder
+
+chunk = "x" * (1 << 20) + "\\r"  # one 1 MiB piece, fed again and again
+builder = WindowBuilder(offset=int(sys.argv[1]), limit=5, max_line_length=2000, max_bytes=51200)
+builder.feed("first\\n")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for _ in range(100):
+    builder.feed(chunk)
+builder.feed("\\nlast")
+window = builder.finish()
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(window.total_lines, len(window.lines), grown)
+"""
+
+
+@pytest.mark.parametrize("offset", [1, 2, 3])
+def test_a_100_mb_line_is_never_held_in_memory(offset: int) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _MEMORY_PROBE, str(offset)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    total, selected, grown_kib = map(int, done.stdout.split())
+    assert total == 3
+    assert selected == 4 - offset
+    assert grown_kib < 16 * 1024  # a held line would be 100 MB
