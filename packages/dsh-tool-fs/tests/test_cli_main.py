@@ -62,6 +62,12 @@ def test_top_level_help_lists_the_subcommands(dsh_fs: Any) -> None:
         assert command in run.stdout
 
 
+def test_version_names_the_distribution_version(dsh_fs: Any) -> None:
+    run = dsh_fs("--version")
+    assert run.status == 0
+    assert run.stdout.startswith(b"dsh-fs 0.")
+
+
 def test_no_subcommand_is_bad_usage(dsh_fs: Any) -> None:
     run = dsh_fs()
     assert run.status == 2

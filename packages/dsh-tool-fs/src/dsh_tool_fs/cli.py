@@ -232,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_TOP_EPILOG,
         formatter_class=fmt,
     )
+    parser.add_argument(
+        "--version", action="version", version=f"dsh-fs {_installed_version('dsh-tool-fs')}"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     tools = commands.add_parser(

@@ -51,7 +51,6 @@ def mcp_tools(toolfs: ToolFs) -> list[types.Tool]:
 def build_server(toolfs: ToolFs, *, cwd: str | None = None) -> Server[Session]:
     """An MCP server for ``toolfs``; each connection gets its own ``Session(cwd=cwd)``."""
     tools = mcp_tools(toolfs)
-    instructions = "\n\n".join(section.text for section in toolfs.prompt_sections)
 
     @asynccontextmanager
     async def one_session_per_connection(_server: Server[Session]) -> AsyncIterator[Session]:
@@ -75,7 +74,7 @@ def build_server(toolfs: ToolFs, *, cwd: str | None = None) -> Server[Session]:
     return Server[Session](
         SERVER_NAME,
         version=_server_version(),
-        instructions=instructions,
+        instructions=toolfs.instructions,
         lifespan=one_session_per_connection,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
