@@ -10,7 +10,9 @@ characters): a 100 MB line without a newline is never accumulated.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate, islice
 
 from dsh_fs import FsError, FsErrorCode
 
@@ -113,14 +115,15 @@ class WindowBuilder:
     )
 
     def __init__(self, *, offset: int, limit: int, max_line_length: int, max_bytes: int) -> None:
-        for name, value in (
-            ("offset", offset),
-            ("limit", limit),
-            ("max_line_length", max_line_length),
-            ("max_bytes", max_bytes),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer")
+        if min(offset, limit, max_line_length, max_bytes) < 1:
+            for name, value in (
+                ("offset", offset),
+                ("limit", limit),
+                ("max_line_length", max_line_length),
+                ("max_bytes", max_bytes),
+            ):
+                if value < 1:
+                    raise ValueError(f"{name} must be a positive integer")
         self._offset = offset
         self._limit = limit
         self._max_line_length = max_line_length
@@ -210,7 +213,8 @@ class WindowBuilder:
         span = _FIRST_SPAN
         while pos < size:
             stop = min(size, pos + span)
-            parts = chunk[pos:stop].split("\n")
+            region = chunk[pos:stop]
+            parts = region.split("\n")
             parts.pop()  # the start of a line that goes on past `stop`
             if not parts:  # no newline within the span: one long line
                 pos = self._finish_long_line(chunk, pos)
@@ -218,7 +222,15 @@ class WindowBuilder:
                     return
                 continue
             number = self._completed
-            for raw in parts:
+            taken = 0
+            if "\r" not in region and region.isascii():
+                taken, width = self._take_plain(parts, number)
+                pos += width
+                number += taken
+                if len(lines) >= self._limit:
+                    self._done(chunk, pos, number)
+                    return
+            for raw in islice(parts, taken, None):
                 number += 1
                 pos += len(raw) + 1
                 line = raw[:-1] if raw.endswith("\r") else raw
@@ -237,6 +249,31 @@ class WindowBuilder:
                     return
             self._completed = number
             span = min(span * 2, _MAX_SPAN)
+
+    def _take_plain(self, parts: list[str], number: int) -> tuple[int, int]:
+        """Select leading lines of ``parts`` in bulk when they need no per-line work.
+
+        For ASCII lines without ``\\r`` that need no truncation, a line's cost
+        is its length (+1 after the first), so how many fit is a bisection over
+        running sums. Returns how many lines were taken and the characters they
+        span, newlines included; the per-line loop goes on from there (and
+        makes the cap or first-line decision for the line that did not fit).
+        """
+        lines = self._lines
+        room = self._limit - len(lines)
+        seg = parts if len(parts) <= room else parts[:room]
+        if max(map(len, seg)) > self._max_line_length:
+            return 0, 0
+        sums = list(accumulate(map(len, seg)))
+        first = 0 if lines else 1  # the first selected line costs no separator
+        budget = self._max_bytes - self._used + first
+        taken = bisect_right(range(len(seg)), budget, key=lambda i: sums[i] + i + 1)
+        if not taken:
+            return 0, 0
+        width = sums[taken - 1] + taken
+        self._used += width - first
+        lines.extend(zip(range(number + 1, number + taken + 1), seg[:taken], strict=True))
+        return taken, width
 
     def _finish_long_line(self, chunk: str, pos: int) -> int:
         """Feed the current line through the bounded head up to its ``\\n``.
