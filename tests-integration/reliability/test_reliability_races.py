@@ -21,7 +21,6 @@ stat-based versions, not something a test should race against.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
