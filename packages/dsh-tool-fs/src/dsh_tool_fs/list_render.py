@@ -8,8 +8,10 @@ directory.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from dsh_fs import FsDirEntry, FsError, FsErrorCode
 
@@ -26,16 +28,30 @@ __all__ = [
 
 _GROUP_RANK = {"directory": 0, "file": 1, "other": 2}
 _TYPE_MARK = {"directory": "/", "file": "", "other": "@"}
+# The group order happens to be the alphabetical order of the type names, so
+# the group sort can use the C-level ``attrgetter("type")`` as its key.
+assert sorted(_GROUP_RANK) == list(_GROUP_RANK)
+
+_by_name = attrgetter("name")
+_by_type = attrgetter("type")
 
 
-def _order_key(entry: FsDirEntry) -> tuple[int, str, str]:
-    name = entry.name
-    return (_GROUP_RANK[entry.type], name.casefold(), name)
+def _by_folded_name(entry: FsDirEntry) -> str:
+    return entry.name.casefold()
 
 
 def order_entries(entries: Iterable[FsDirEntry]) -> list[FsDirEntry]:
-    """Directories, then files, then other; each group by ``(casefold, name)``."""
-    return sorted(entries, key=_order_key)
+    """Directories, then files, then other; each group by ``(casefold, name)``.
+
+    Three stable sorts with simple keys (name, then folded name, then group)
+    give the order of the key ``(group, name.casefold(), name)`` at about half
+    the cost of sorting on tuples — it matters for directories of tens of
+    thousands of entries.
+    """
+    ordered = sorted(entries, key=_by_name)
+    ordered.sort(key=_by_folded_name)
+    ordered.sort(key=_by_type)
+    return ordered
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,12 +91,8 @@ def build_list_page(
             f'offset {offset} is out of range for "{display_path}" ({total} entries)',
             FsErrorCode.FS_NOT_FOUND,
         )
-    directories = files = 0
-    for entry in ordered:
-        if entry.type == "directory":
-            directories += 1
-        elif entry.type == "file":
-            files += 1
+    counts = Counter(map(_by_type, ordered))
+    directories, files = counts["directory"], counts["file"]
     return ListPage(
         display_path=display_path,
         offset=offset,
