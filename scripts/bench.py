@@ -481,7 +481,11 @@ async def w8(row: Row, d: Data, runs: int) -> None:
 
 
 def read_renderer() -> Callable[[str, str], str]:
-    """The product's own read renderer, called directly: text → model projection."""
+    """The product's own read renderer, called directly: the window, its text and its value.
+
+    Returns the model projection; the canonical value is built too, because
+    every ``read`` result carries both (SPEC 5.7, 5.8).
+    """
     from dsh_tool_fs import ToolFsConfig, read_render
 
     cfg = ToolFsConfig()
@@ -494,6 +498,7 @@ def read_renderer() -> Callable[[str, str], str]:
             max_line_length=cfg.read_max_line_length,
             max_bytes=cfg.read_max_bytes,
         )
+        read_render.read_value(display_path, window)
         return read_render.render_read(display_path, window)
 
     return render
@@ -557,7 +562,7 @@ BASELINE_NAMES = {
     "W5": "scandir+stat+sort",
     "W6": "decode+replace+tmp+fsync+rename",
     "W7": "tmp+write+fsync+rename",
-    "W8": "stat+read_text+render",
+    "W8": "stat+read_text+window+text+value",
     "W9": "same 64 cold reads, sequential",
 }
 
