@@ -43,39 +43,42 @@ def snapshot_tree(root: str | os.PathLike[str]) -> Snapshot:
     Directory mtimes are left out on purpose: a failed mutation may create and
     remove its temporary file, which touches the directory but changes nothing
     a user can see. File mtimes and inodes are in: an error must not rewrite.
+    The walk is descriptor-relative, so trees deeper than ``PATH_MAX`` work;
+    FIFOs, sockets and devices are never opened.
     """
-    base = os.fspath(root)
     out: Snapshot = {}
 
-    def visit(path: str, rel: str) -> None:
-        info = os.lstat(path)
+    def visit(dir_fd: int | None, name: str, rel: str) -> None:
+        info = os.lstat(name, dir_fd=dir_fd)
         mode = info.st_mode
         common = (stat.S_IFMT(mode), stat.S_IMODE(mode), info.st_uid, info.st_gid)
         if stat.S_ISLNK(mode):
-            out[rel] = (*common, os.readlink(path))
+            out[rel] = (*common, os.readlink(name, dir_fd=dir_fd))
         elif stat.S_ISREG(mode):
-            with open(path, "rb") as fh:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            with open(fd, "rb") as fh:
                 data = fh.read()
             out[rel] = (*common, info.st_ino, info.st_nlink, info.st_mtime_ns, data)
         elif stat.S_ISDIR(mode):
             out[rel] = common
-            with os.scandir(path) as scan:
-                names = sorted(entry.name for entry in scan)
-            for name in names:
-                visit(os.path.join(path, name), f"{rel}/{name}" if rel else name)
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            try:
+                for child in sorted(os.listdir(fd)):
+                    visit(fd, child, f"{rel}/{child}" if rel else child)
+            finally:
+                os.close(fd)
         else:
             out[rel] = (*common, info.st_ino)
 
-    visit(base, "")
+    visit(None, os.fspath(root), "")
     return out
 
 
 def leftovers(root: str | os.PathLike[str]) -> list[str]:
-    """Every companion file (``.tmp``/``.bak``) anywhere under ``root``."""
-    found: list[str] = []
-    for dirpath, _dirs, files in os.walk(os.fspath(root)):
-        found.extend(os.path.join(dirpath, f) for f in files if COMPANION_RE.fullmatch(f))
-    return sorted(found)
+    """Every companion file (``.tmp``/``.bak``) anywhere under ``root`` (relative names)."""
+    return sorted(
+        name for name in snapshot_tree(root) if COMPANION_RE.fullmatch(name.rpartition("/")[2])
+    )
 
 
 def public_directory(prefix: str = "dsh-rel-") -> str:

@@ -141,11 +141,11 @@ def _trials(
         elif hard_link and backups:
             # SPEC 3.1: a hard-linked file is rewritten in place; a crash in the
             # middle leaves the previous content recoverable from the backup.
-            saved = Path(backups[0]).read_bytes()
+            saved = (directory / backups[0]).read_bytes()
             assert saved == crash_content(done, size), f"trial {trial}: backup is not complete"
             tally.notes.append(f"trial {trial}: torn in-place rewrite, backup complete")
             path.write_bytes(saved)
-            os.unlink(backups[0])
+            os.unlink(directory / backups[0])
             gen = done
         else:
             pytest.fail(
@@ -160,7 +160,9 @@ def _trials(
             f"trial {trial}: temporary file left after the next call"
         )
         for backup in [c for c in leftovers(directory) if c.endswith(".bak")]:
-            os.unlink(backup)  # counted above; kept by design (the only copy after a crash)
+            os.unlink(
+                directory / backup
+            )  # counted above; kept by design (the only copy after a crash)
         assert sorted(os.listdir(directory)) == sorted(
             [name, "other-name.txt"] if hard_link else [name]
         )
