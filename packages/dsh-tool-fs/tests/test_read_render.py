@@ -266,6 +266,43 @@ def test_window_builder_matches_the_reference_for_any_chunking(
         assert build_window(text, **params) == expected
 
 
+@pytest.mark.long
+@settings(max_examples=20_000, deadline=None)
+@given(
+    lines=st.lists(st.one_of(line_text, long_lines), max_size=30),
+    data=st.data(),
+    offset=st.integers(1, 40),
+    limit=st.integers(1, 40),
+    max_line_length=st.integers(1, 80),
+    max_bytes=st.integers(1, 2000),
+)
+def test_long_profile_window_builder_matches_the_reference(
+    lines: list[str],
+    data: st.DataObject,
+    offset: int,
+    limit: int,
+    max_line_length: int,
+    max_bytes: int,
+) -> None:
+    text = "\n".join(lines)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=30))
+    params = {
+        "offset": offset,
+        "limit": limit,
+        "max_line_length": max_line_length,
+        "max_bytes": max_bytes,
+    }
+    spans = data.draw(st.sampled_from([(1 << 16, 1024, 4096, 1 << 16), (7, 5, 3, 64)]))
+    with (
+        patch.object(read_render, "_SKIP_BLOCK", spans[0]),
+        patch.object(read_render, "_FIND_SPAN", spans[1]),
+        patch.object(read_render, "_FIRST_SPAN", spans[2]),
+        patch.object(read_render, "_MAX_SPAN", spans[3]),
+    ):
+        got = feed_in_chunks(text, cuts, **params)
+    assert got == reference_window(text, **params)
+
+
 @settings(max_examples=100, deadline=None)
 @given(text=line_text, offset=st.integers(1, 12))
 def test_single_character_chunks_match_the_reference(text: str, offset: int) -> None:
