@@ -9,6 +9,7 @@ import codecs
 import os
 import pickle
 import select
+import stat
 import subprocess
 import sys
 import time
@@ -51,10 +52,13 @@ class LocalScratch:
             out.write(data)
 
     def get(self, path: str) -> bytes | None:
+        full = self.path(path)
         try:
-            with open(self.path(path), "rb") as f:
+            if not stat.S_ISREG(os.stat(full).st_mode):
+                return None  # never open a FIFO or a device
+            with open(full, "rb") as f:
                 return f.read()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        except (FileNotFoundError, NotADirectoryError):
             return None
 
     def mkdir(self, path: str) -> None:
