@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate, islice
+from operator import methodcaller
 
 from dsh_fs import FsError, FsErrorCode
 
@@ -55,6 +56,7 @@ def _utf8_len(text: str) -> int:
 
 
 _SKIP, _WINDOW, _COUNT = 0, 1, 2
+_ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 _SKIP_BLOCK = 1 << 16
 _FIND_SPAN = 1024
 _FIRST_SPAN = 4096
@@ -88,10 +90,11 @@ class WindowBuilder:
     Chunk boundaries are arbitrary: a line, or a ``\\r\\n`` pair, may be split
     across chunks, and one line may span any number of chunks.
 
-    Phases: *skip* (before ``offset``: count newlines per chunk, then locate
-    the start of line ``offset`` with ``find``), *window* (cut out lines one at
-    a time until ``limit`` lines are selected or the byte cap is hit), *count*
-    (``chunk.count("\\n")`` for the rest). Whether the stream ends without a
+    Phases: *skip* (before ``offset``: count newlines block by block, then
+    locate the start of line ``offset`` by bisection), *window* (cut out lines
+    with ``split`` and select them — in bulk where possible — until ``limit``
+    lines are selected or the byte cap is hit), *count* (``chunk.count("\\n")``
+    for the rest). Whether the stream ends without a
     newline decides if a final partial line counts.
     """
 
@@ -223,8 +226,8 @@ class WindowBuilder:
                 continue
             number = self._completed
             taken = 0
-            if "\r" not in region and region.isascii():
-                taken, width = self._take_plain(parts, number)
+            taken, width = self._take_bulk(region, parts, number)
+            if taken:
                 pos += width
                 number += taken
                 if len(lines) >= self._limit:
@@ -250,30 +253,41 @@ class WindowBuilder:
             self._completed = number
             span = min(span * 2, _MAX_SPAN)
 
-    def _take_plain(self, parts: list[str], number: int) -> tuple[int, int]:
-        """Select leading lines of ``parts`` in bulk when they need no per-line work.
+    def _take_bulk(self, region: str, parts: list[str], number: int) -> tuple[int, int]:
+        """Select leading lines of ``parts`` in bulk when they need no per-line decision.
 
-        For ASCII lines without ``\\r`` that need no truncation, a line's cost
-        is its length (+1 after the first), so how many fit is a bisection over
-        running sums. Returns how many lines were taken and the characters they
-        span, newlines included; the per-line loop goes on from there (and
-        makes the cap or first-line decision for the line that did not fit).
+        When no line needs truncation and either every or no line ends with
+        ``\\r\\n`` (LF or CRLF text), a line's cost is its UTF-8 length (+1 after
+        the first selected), so how many fit is a bisection over running
+        sums. Returns how many lines were taken and the characters they span
+        in ``region``, line endings included; the per-line loop goes on from
+        there (and makes the cap or first-line decision for the line that did
+        not fit).
         """
         lines = self._lines
         room = self._limit - len(lines)
         seg = parts if len(parts) <= room else parts[:room]
+        ending = 1
+        crlf = region.count("\r\n")  # = the complete lines that end with "\r"
+        if crlf:
+            if crlf != len(parts):  # mixed line endings: decide line by line
+                return 0, 0
+            seg = [part[:-1] for part in seg]
+            ending = 2
         if max(map(len, seg)) > self._max_line_length:
             return 0, 0
-        sums = list(accumulate(map(len, seg)))
+        ascii_only = region.isascii()
+        sizes = map(len, seg) if ascii_only else map(len, map(_ENCODE, seg))
+        sums = list(accumulate(sizes))
         first = 0 if lines else 1  # the first selected line costs no separator
         budget = self._max_bytes - self._used + first
         taken = bisect_right(range(len(seg)), budget, key=lambda i: sums[i] + i + 1)
         if not taken:
             return 0, 0
-        width = sums[taken - 1] + taken
-        self._used += width - first
+        self._used += sums[taken - 1] + taken - first
+        chars = sums[taken - 1] if ascii_only else sum(map(len, seg[:taken]))
         lines.extend(zip(range(number + 1, number + taken + 1), seg[:taken], strict=True))
-        return taken, width
+        return taken, chars + taken * ending
 
     def _finish_long_line(self, chunk: str, pos: int) -> int:
         """Feed the current line through the bounded head up to its ``\\n``.
