@@ -247,6 +247,24 @@ class TurnsCancellationIntoError(DelegatingFileSystem):
             raise FsError("write aborted", FsErrorCode.FS_ABORTED) from None
 
 
+class EncodesWithoutChecking(DelegatingFileSystem):
+    """Lets ``UnicodeEncodeError`` escape for content with a lone surrogate."""
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteIntent | None = None
+    ) -> FsWriteOutcome:
+        content.encode("utf-8")
+        return await self.inner.write_text(target, content, expected)
+
+
+class IgnoresSameSizeChanges(DelegatingFileSystem):
+    """Derives the version from the size alone."""
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        info = await self.inner.stat(target)
+        return None if info is None else FsInfo(f"size-{info.size}", info.type, info.size)
+
+
 class BrokenScratch:
     """A ``MemoryScratch`` whose ``fs`` is a broken wrapper of the same backend."""
 

@@ -33,6 +33,8 @@ PRIMITIVES = (
 )
 CANCEL_STEPS = (0, 1, 2, 3, 5, 8, 13, 21)
 CANCEL_DELAYS = (0.0001, 0.001, 0.005)
+MOVE_ON_DEADLINES = (0.0, 0.0005, 0.002, 0.01)
+LOCK_RELEASE_TIMEOUT = 10.0
 
 
 class SerializationContract(ContractBase):
@@ -272,7 +274,14 @@ class CancellationContract(ContractBase):
             assert scratch.get("d/f.txt") == old, "a cancelled mutation changed the file"
             assert after.version == before.version
         assert scratch.names("d") == ["f.txt"], "a cancelled mutation left a file behind"
+        await self._target_is_free(scratch, target)
         return completed
+
+    async def _target_is_free(self, scratch: Scratch, target: FsTarget) -> None:
+        """A cancelled call must not leave the target locked."""
+        with anyio.fail_after(LOCK_RELEASE_TIMEOUT):
+            await scratch.fs.write_text(target, "after the cancellation\n")
+        assert await scratch.fs.read_text(target) == "after the cancellation\n"
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("steps", CANCEL_STEPS)
@@ -314,6 +323,53 @@ class CancellationContract(ContractBase):
             return await scratch.fs.edit_text(target, FsEditRequest("MARK", "DONE"))
 
         await self._check_cancelled_mutation(scratch, mutate, old, new, delay=delay)
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("deadline", MOVE_ON_DEADLINES)
+    @pytest.mark.parametrize("kind", ["write", "edit"])
+    async def test_mutation_under_move_on_after_is_all_or_nothing(
+        self, scratch: Scratch, deadline: float, kind: str
+    ) -> None:
+        old = b"y" * 300_000 + b"\nMARK\n"
+        new = b"y" * 300_000 + b"\nDONE\n"
+        scratch.put("d/f.txt", old)
+        fs = scratch.fs
+        target = await fs.resolve("d/f.txt")
+        completed = False
+        with anyio.move_on_after(deadline) as scope:
+            try:
+                if kind == "write":
+                    await fs.write_text(target, new.decode())
+                else:
+                    await fs.edit_text(target, FsEditRequest("MARK", "DONE"))
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception as exc:
+                pytest.fail(f"a timed-out {kind} raised {type(exc).__name__}: {exc!r}")
+            completed = True
+        assert completed or scope.cancelled_caught
+        assert scratch.get("d/f.txt") == (new if completed else old)
+        assert scratch.names("d") == ["f.txt"]
+        await self._target_is_free(scratch, target)
+
+    @pytest.mark.anyio
+    async def test_cancelled_stream_propagates_and_leaves_the_target_free(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("f.txt", b"line\n" * 200_000)
+        fs = scratch.fs
+        target = await fs.resolve("f.txt")
+        stream = fs.stream_text(target)
+        chunks = 0
+        with anyio.CancelScope() as scope:
+            async for _ in stream:
+                chunks += 1
+                scope.cancel()
+        assert scope.cancelled_caught and chunks == 1
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        await self._target_is_free(scratch, target)
 
     @pytest.mark.anyio
     async def test_cancelled_waiting_mutation_does_not_run_after_the_lock_frees(

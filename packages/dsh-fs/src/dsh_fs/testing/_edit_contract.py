@@ -115,6 +115,14 @@ class EditContract(ContractBase):
             'cannot edit "<p>": file changed since it was read',
             EditGuard("some-version") if guarded else None,
         )
+        await self._refused(
+            scratch,
+            "d/no/such/dir.txt",
+            FsEditRequest("a", "b"),
+            STALE,
+            'cannot edit "<p>": file changed since it was read',
+            EditGuard("some-version") if guarded else None,
+        )
         assert scratch.names("d") == []
 
     @pytest.mark.anyio
@@ -403,3 +411,14 @@ class EditContract(ContractBase):
         assert after is not None and after.version == info.version
         assert scratch.get("f.txt") == original
         assert scratch.names() == ["f.txt"]
+
+    @pytest.mark.anyio
+    async def test_edit_inserting_a_lone_surrogate_is_not_text(self, scratch: Scratch) -> None:
+        scratch.put("f.txt", b"keep\n")
+        await self._refused(
+            scratch,
+            "f.txt",
+            FsEditRequest("keep", "half a pair: \ud800"),
+            FsErrorCode.FS_NOT_TEXT,
+            'cannot edit "<p>": invalid UTF-8 text',
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from .._errors import FsErrorCode
@@ -267,6 +268,20 @@ class StatContract(ContractBase):
         assert before is not None and after is not None
         assert after.version != before.version
         assert after.size == len(b"a longer content\n")
+
+    @pytest.mark.anyio
+    async def test_version_moves_on_a_same_size_rewrite_behind_the_backend(
+        self, scratch: Scratch
+    ) -> None:
+        """Rule 4: beyond the timestamp granularity, a same-size change is seen."""
+        scratch.put("f.txt", b"AAAA\n")
+        target = await scratch.fs.resolve("f.txt")
+        before = await scratch.fs.stat(target)
+        await anyio.sleep(0.05)
+        scratch.put("f.txt", b"BBBB\n")
+        after = await scratch.fs.stat(target)
+        assert before is not None and after is not None
+        assert after.version != before.version
 
     @pytest.mark.anyio
     async def test_write_and_edit_return_the_version_a_fresh_stat_reports(

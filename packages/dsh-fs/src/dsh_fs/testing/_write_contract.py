@@ -234,3 +234,46 @@ class WriteContract(ContractBase):
                 await fs.write_text(target, "refused\n", intent)
         assert scratch.names("d") == ["f.txt", "keep.txt"]
         assert scratch.get("d/f.txt") == b"3\n"
+
+    @pytest.mark.anyio
+    async def test_write_over_a_nul_after_the_first_8192_bytes_reports_it_as_text(
+        self, scratch: Scratch
+    ) -> None:
+        previous = b"p" * 9000 + b"\x00tail\r\n"
+        scratch.put("f.txt", previous)
+        outcome = await scratch.fs.write_text(await scratch.fs.resolve("f.txt"), "new\n")
+        assert outcome.before == "p" * 9000 + "\x00tail\n"
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("existing", [False, True])
+    async def test_write_of_a_lone_surrogate_is_not_text(
+        self, scratch: Scratch, existing: bool
+    ) -> None:
+        if existing:
+            scratch.put("f.txt", b"keep\n")
+        target = await scratch.fs.resolve("f.txt")
+        await expect_fs_error(
+            scratch.fs.write_text(target, "half a pair: \ud800\n"),
+            FsErrorCode.FS_NOT_TEXT,
+            f'cannot write "{target.display_path}": invalid UTF-8 text',
+        )
+        assert scratch.get("f.txt") == (b"keep\n" if existing else None)
+        assert scratch.names() == (["f.txt"] if existing else [])
+
+    @pytest.mark.anyio
+    async def test_refused_writes_leave_bytes_version_and_directory_unchanged(
+        self, scratch: Scratch
+    ) -> None:
+        original = b"\xef\xbb\xbforiginal\r\n"
+        scratch.put("d/f.txt", original)
+        fs = scratch.fs
+        target = await fs.resolve("d/f.txt")
+        info = await fs.stat(target)
+        assert info is not None
+        for intent in (CreateIfAbsent(), ReplaceIfVersion(info.version + "-not")):
+            with pytest.raises(FsError):
+                await fs.write_text(target, "refused\n", intent)
+        after = await fs.stat(target)
+        assert after is not None and after.version == info.version
+        assert scratch.get("d/f.txt") == original
+        assert scratch.names("d") == ["f.txt"]
