@@ -25,13 +25,15 @@ from __future__ import annotations
 import os
 import socket
 import unicodedata
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from dsh_fs import FsTarget
+from dsh_fs_local import LocalFileSystem
 from dsh_reliability_kit import ForkServer, leftovers, snapshot_tree
 from dsh_tool_fs import Session, ToolFs, ToolResult
 
@@ -1221,3 +1223,47 @@ async def test_hostile_arguments(root: Path, row: Row) -> None:
     if result.is_error and row.code is None and "out of range" not in result.text:
         assert result.error is not None
         assert result.error.code in ("INVALID_ARGUMENTS", "UNKNOWN_TOOL")
+
+
+# -- a file that grows while it is read ------------------------------------------------
+
+
+class GrowingWhileStreamed(LocalFileSystem):
+    """The local backend, with a writer appending 2 MB after every streamed chunk.
+
+    A log file being written while the model reads it, made deterministic:
+    the growth always outpaces the reader.
+    """
+
+    def __init__(self, cwd: str, path: Path) -> None:
+        super().__init__(cwd=cwd)
+        self.path = path
+        self.chunks = 0
+
+    async def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        async for chunk in super().stream_text(target):
+            self.chunks += 1
+            if self.chunks > 30:
+                raise AssertionError("the read is chasing a growing file forever")
+            self.append()
+            yield chunk
+
+    def append(self) -> None:
+        with open(self.path, "ab") as fh:
+            fh.write(b"more\n" * 400_000)
+
+
+@pytest.mark.anyio
+@pytest.mark.xfail(
+    reason="a streamed read chases a growing file to its ever-moving end", strict=True
+)
+async def test_hostile_read_of_a_growing_file_ends_at_its_size_when_opened(root: Path) -> None:
+    path = root / "build.log"
+    path.write_bytes(b"line\n" * 500_000)  # 2.5 MB, streamed (threshold 1 byte)
+    fs = GrowingWhileStreamed(str(root), path)
+    toolfs = ToolFs(fs, config={"read_stream_min_size": 1})
+    with anyio.fail_after(20):
+        result = await toolfs.execute("read", {"file_path": "build.log", "limit": 1})
+    assert result.text == envelope_read(
+        f"{root}/build.log", "1: line\n\n(Showing lines 1-1 of 500000. Use offset=2 to continue.)"
+    )

@@ -29,7 +29,7 @@ import anyio
 import pytest
 from dsh_fs import EditGuard, FsEditRequest, FsError, FsErrorCode
 from dsh_fs_local import LocalFileSystem
-from dsh_reliability_kit import ForkServer, leftovers
+from dsh_reliability_kit import ForkServer, crash_content, crash_generation, leftovers
 from dsh_tool_fs import Session, ToolFs, ToolResult
 
 ROUNDS = 5
@@ -296,3 +296,51 @@ async def test_file_changed_between_read_and_mutation_is_always_stale(
             assert not again.is_error
             retry = await toolfs.execute(tool, args, session=session)
             assert not retry.is_error, retry.text
+
+
+# -- readers during writes ---------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_readers_never_see_a_partly_written_file(
+    forkserver: ForkServer, tmp_path: Path
+) -> None:
+    """A child rewrites a 1 MB file nonstop (write and edit in turn) while this
+    process reads it 200 times: every read is one complete generation."""
+    size = 1 << 20
+    (tmp_path / "target.txt").write_bytes(crash_content(0, size))
+    fs = LocalFileSystem(cwd=str(tmp_path))
+    target = await fs.resolve("target.txt")
+    toolfs = ToolFs(fs)
+    generations: set[int] = set()
+
+    def writer() -> list[dict[str, Any]]:
+        params = {"cwd": str(tmp_path), "path": "target.txt", "size": size}
+        return forkserver.run("crash_loop", params, kill_after_start=4.0, timeout=30.0)
+
+    async with anyio.create_task_group() as tg:
+        reports: list[list[dict[str, Any]]] = []
+
+        async def run_writer() -> None:
+            reports.append(await anyio.to_thread.run_sync(writer))
+
+        tg.start_soon(run_writer)
+        await anyio.sleep(0.3)
+        for i in range(200):
+            if i % 2:
+                text = await fs.read_text(target)
+                gen = crash_generation(text.encode())
+                assert gen is not None and text.encode() == crash_content(gen, size), f"read {i}"
+            else:
+                result = await toolfs.execute("read", {"file_path": "target.txt", "offset": 9000})
+                assert result.value is not None, result.text
+                tags = {line["text"][8:17] for line in result.value["lines"]}
+                assert len(tags) == 1, f"read {i} mixes generations: {tags}"
+                assert result.value["totalLines"] == size // 64
+                gen = int(tags.pop().strip()[1:])
+            generations.add(gen)
+            await anyio.sleep(0.01)
+    (report,) = reports[0]
+    assert report["status"] == "killed"
+    assert len(generations) > 10, f"the writer barely ran: {sorted(generations)}"
+    print(f"\nreaders: 200 reads saw {len(generations)} distinct complete generations")
