@@ -1,6 +1,7 @@
 """Bounded memory for huge files and huge lines (SPEC 2.3 stream_text).
 
-Each measurement runs in a fresh interpreter: ``ru_maxrss`` (peak resident
+Each measurement runs in a fresh interpreter (in a forked grandchild, since
+``ru_maxrss`` is inherited across ``execve``): ``ru_maxrss`` (peak resident
 set, KiB on Linux) is read after the imports and again after streaming, and
 the growth must stay under 64 MB.
 """
@@ -14,8 +15,15 @@ from pathlib import Path
 from subprocess import CompletedProcess
 
 MEASURE = r"""
-import json, resource, sys, anyio
+import json, os, resource, sys, traceback, anyio
 from dsh_fs_local import LocalFileSystem
+
+# ru_maxrss survives execve: a child of a big process (pytest) starts with its
+# parent's peak. A forked grandchild starts from its own size, so it measures.
+pid = os.fork()
+if pid:
+    _, status = os.waitpid(pid, 0)
+    sys.exit(os.waitstatus_to_exitcode(status))
 
 async def main(path, how):
     fs = LocalFileSystem()
@@ -31,7 +39,14 @@ async def main(path, how):
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"chars": chars, "chunks": chunks, "growth_kib": after - before}))
 
-anyio.run(main, sys.argv[1], sys.argv[2])
+try:
+    anyio.run(main, sys.argv[1], sys.argv[2])
+    sys.stdout.flush()
+    os._exit(0)
+except BaseException:
+    traceback.print_exc()
+    sys.stderr.flush()
+    os._exit(1)
 """
 
 LIMIT_KIB = 64 * 1024

@@ -263,7 +263,7 @@ def _read_current(key: str, current: os.stat_result, verb: str, display_path: st
             raise FsError.cannot(
                 verb, display_path, "file changed during the operation", FsErrorCode.FS_IO_ERROR
             )
-        return read_all(fd, verb, display_path)
+        return read_all(fd, opened.st_size, verb, display_path)
     finally:
         os.close(fd)
 

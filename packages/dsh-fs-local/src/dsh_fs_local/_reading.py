@@ -33,8 +33,11 @@ def _lookup_failure(verb: str, display_path: str, exc: OSError) -> FsError:
     return os_failure(verb, display_path, exc)
 
 
-def open_regular(path: str, verb: str, display_path: str) -> int:
-    """Open an existing regular file for reading, or raise the read's ``FsError``."""
+def open_regular(path: str, verb: str, display_path: str) -> tuple[int, int]:
+    """Open an existing regular file for reading: its descriptor and size.
+
+    Raises the read's ``FsError`` when it is absent or not a regular file.
+    """
     try:
         before = os.stat(path)
     except OSError as exc:
@@ -53,23 +56,33 @@ def open_regular(path: str, verb: str, display_path: str) -> int:
     if not st.S_ISREG(opened.st_mode):
         os.close(fd)
         raise _not_regular(verb, display_path)
-    return fd
+    return fd, opened.st_size
 
 
-def read_all(fd: int, verb: str, display_path: str) -> bytes:
-    """Every byte of an open regular file (C-level ``readall``: sized from ``fstat``)."""
+def read_all(fd: int, size: int, verb: str, display_path: str) -> bytes:
+    """Every byte of an open regular file of (``fstat``) size ``size``.
+
+    Asking for one byte more than expected and getting exactly ``size`` proves
+    the end of the file in a single ``read``; a file that grew or shrank in
+    the meantime is read on to its end.
+    """
     try:
-        with open(fd, "rb", buffering=0, closefd=False) as raw:
-            return raw.readall()
+        data = os.read(fd, size + 1)
+        if len(data) == size:
+            return data
+        parts = [data]
+        while chunk := os.read(fd, STREAM_CHUNK_BYTES):
+            parts.append(chunk)
+        return b"".join(parts)
     except OSError as exc:
         raise os_failure(verb, display_path, exc) from exc
 
 
 def read_text_file(path: str, display_path: str) -> str:
     """``read_text`` in one go: stat, open, read and strict decode."""
-    fd = open_regular(path, "read", display_path)
+    fd, size = open_regular(path, "read", display_path)
     try:
-        data = read_all(fd, "read", display_path)
+        data = read_all(fd, size, "read", display_path)
     finally:
         os.close(fd)
     return decode_text(data, "read", display_path)
@@ -88,7 +101,7 @@ def read_text_chunk(fd: int, decoder: StreamDecoder, display_path: str) -> tuple
 
 def open_stream(path: str, display_path: str, decoder: StreamDecoder) -> tuple[int, str, bool]:
     """The first ``stream_text`` step: open the file and decode its first chunk."""
-    fd = open_regular(path, "read", display_path)
+    fd, _ = open_regular(path, "read", display_path)
     try:
         text, done = read_text_chunk(fd, decoder, display_path)
     except BaseException:
