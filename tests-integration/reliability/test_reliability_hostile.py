@@ -72,6 +72,11 @@ KNOWN_DEFECTS: dict[str, str] = {
         for tool in ("read", "write", "edit", "list")
     },
     **{
+        f"{tool}-unpaired-surrogate-in-path": "a path no file name can hold escapes as a raw "
+        "UnicodeEncodeError (TOOL_FAILURE)"
+        for tool in ("read", "write", "edit", "list")
+    },
+    **{
         f"dev-stdin-pipe-{label}": "/dev/stdin on a pipe resolves to the relative key 'pipe:[n]'"
         for label in ("read", "read-streamed", "write", "write-no-policy", "edit-no-policy", "list")
     },
@@ -350,6 +355,39 @@ PATH_ROWS = [
         ]
         for expect in ['Error: cannot resolve "{root}/a\\u0000b.txt": path contains a NUL byte']
     ],
+    *[
+        Row(
+            # A JSON "\ud800" escape: a surrogate no file name can hold.
+            f"{tool}-unpaired-surrogate-in-path",
+            tool,
+            {**args, ("path" if tool == "list" else "file_path"): "x\ud800.txt"},
+            'Error: cannot resolve "{root}/x\\ud800.txt": path contains an unpaired surrogate',
+            setup=_file("a"),
+            code="FS_NOT_FOUND",
+        )
+        for tool, args in [
+            ("read", {}),
+            ("write", {"content": "x"}),
+            ("edit", {"old_string": "a", "new_string": "b"}),
+            ("list", {}),
+        ]
+    ],
+    Row(
+        "write-content-with-unpaired-surrogate",
+        "write",
+        {"file_path": "new.txt", "content": "x\ud800"},
+        'Error: cannot write "{root}/new.txt": invalid UTF-8 text',
+        code="FS_NOT_TEXT",
+    ),
+    Row(
+        "edit-new-string-with-unpaired-surrogate",
+        "edit",
+        {"file_path": "a", "old_string": "hi", "new_string": "\udcff"},
+        'Error: cannot edit "{root}/a": invalid UTF-8 text',
+        setup=_file("a"),
+        observe="a",
+        code="FS_NOT_TEXT",
+    ),
 ]
 
 
