@@ -182,3 +182,11 @@ async def test_listing_a_path_below_a_file_is_not_found(scratch: Scratch) -> Non
         f'cannot list "{at(scratch, "p/d")}": not found',
         FsErrorCode.FS_NOT_FOUND,
     )
+
+
+async def test_the_local_entry_point_builds_a_local_file_system(tmp_path: Path) -> None:
+    from dsh_fs import load_backend
+
+    fs = load_backend("local", cwd=str(tmp_path))
+    assert isinstance(fs, LocalFileSystem)
+    assert (await fs.resolve("x")).display_path == os.path.join(str(tmp_path), "x")

@@ -123,6 +123,35 @@ def test_write_into_a_read_only_directory_is_permission_denied_and_leaves_nothin
     assert path.read_text() == "old\n"
 
 
+def test_a_read_only_file_in_a_writable_directory_is_not_replaced(
+    as_nobody: AsNobody, reachable_dir: Path
+) -> None:
+    """Rename would be allowed by the directory; the file's own bits still say no."""
+    open_dir = reachable_dir / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)
+    path = open_dir / "protected.txt"
+    path.write_text("keep\n")
+    path.chmod(0o444)
+
+    async def write(fs: LocalFileSystem) -> object:
+        return await fs.write_text(await fs.resolve(str(path)), "changed\n")
+
+    async def edit(fs: LocalFileSystem) -> object:
+        return await fs.edit_text(await fs.resolve(str(path)), FsEditRequest("keep", "x"))
+
+    assert as_nobody(outcome_of(write)) == (
+        f'cannot write "{path}": permission denied',
+        "FS_PERMISSION_DENIED",
+    )
+    assert as_nobody(outcome_of(edit)) == (
+        f'cannot edit "{path}": permission denied',
+        "FS_PERMISSION_DENIED",
+    )
+    assert path.read_text() == "keep\n"
+    assert sorted(os.listdir(open_dir)) == ["protected.txt"]
+
+
 def test_stat_under_an_unreachable_directory_is_permission_denied(
     as_nobody: AsNobody, reachable_dir: Path
 ) -> None:

@@ -268,6 +268,14 @@ def _read_current(key: str, current: os.stat_result, verb: str, display_path: st
         os.close(fd)
 
 
+_EFFECTIVE_IDS = os.access in os.supports_effective_ids
+
+
+def _may_write(path: str) -> bool:
+    """Whether this process may write the existing file (effective ids, as ``open``)."""
+    return os.access(path, os.W_OK, effective_ids=_EFFECTIVE_IDS)
+
+
 def _parent_not_directory(verb: str, display_path: str) -> FsError:
     return FsError.cannot(verb, display_path, PARENT_NOT_DIRECTORY, FsErrorCode.FS_NOT_FOUND)
 
@@ -303,6 +311,10 @@ def mutate(
         except NotADirectoryError as exc:
             raise _parent_not_directory(verb, display_path) from exc
         check(current)
+        if current is not None and not _may_write(key):
+            # Replacing by rename only needs the directory's permission; a
+            # read-only file is still not ours to change (as open() would say).
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES))
         previous = None if current is None else _read_current(key, current, verb, display_path)
         data = plan(previous)
         if current is not None and previous is not None and current.st_nlink > 1:
