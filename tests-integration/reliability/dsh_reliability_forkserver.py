@@ -16,6 +16,7 @@ import grp
 import json
 import os
 import pwd
+import resource
 import select
 import shutil
 import signal
@@ -220,6 +221,11 @@ def child_main(request: dict[str, Any], write_fd: int) -> None:
             os.dup2(read_end, 0)
         else:
             os.dup2(devnull, 0)
+        fsize_limit = request.get("fsize_limit")
+        if fsize_limit is not None:
+            # Files may not grow beyond this: writes fail EFBIG like a full disk.
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize_limit, fsize_limit))
         if request.get("user") == "nobody":
             drop_to_nobody()
         case = CASES[request["case"]]

@@ -192,6 +192,7 @@ class ForkServer:
         kill_after_start: float | None = None,
         kill_on_companion: Mapping[str, Any] | None = None,
         blocking_stdin: bool = False,
+        fsize_limit: int | None = None,
     ) -> list[dict[str, Any]]:
         """Fork ``copies`` children running ``case``; one report per child.
 
@@ -211,6 +212,7 @@ class ForkServer:
             "kill_after_start": kill_after_start,
             "kill_on_companion": None if kill_on_companion is None else dict(kill_on_companion),
             "blocking_stdin": blocking_stdin,
+            "fsize_limit": fsize_limit,
         }
         assert self._proc.stdin is not None
         self._proc.stdin.write(json.dumps(request).encode() + b"\n")
