@@ -211,11 +211,6 @@ ROWS: list[Any] = [
 
 KNOWN_DEFECTS: dict[str, str] = {
     "read-file-in-unsearchable-directory": 'the read tool says "cannot stat", not "cannot read"',
-    **{
-        f"{tool}-{what}": "the rename-over replacement bypasses the file's own write permission"
-        for tool in ("write", "edit")
-        for what in ("others-file-in-world-writable-directory", "own-read-only-file")
-    },
 }
 
 
