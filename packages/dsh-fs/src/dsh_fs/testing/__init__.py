@@ -13,6 +13,7 @@ out-of-band access to its tree, which the kit uses to set up scenarios and to
 inspect the exact stored bytes.
 """
 
+from . import _assert_rewrite  # first: before the contract modules are imported
 from ._base import ContractBase
 from ._concurrency_contract import CancellationContract, SerializationContract
 from ._contract import FileSystemContract
@@ -22,6 +23,8 @@ from ._paths_contract import ResolveContract, StatContract
 from ._read_contract import ReadContract
 from ._scratch import Scratch
 from ._write_contract import WriteContract
+
+del _assert_rewrite
 
 __all__ = [
     "CancellationContract",
