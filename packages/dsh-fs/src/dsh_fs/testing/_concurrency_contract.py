@@ -20,7 +20,6 @@ from ._base import ContractBase
 from ._expect import collect_stream, run_then_cancel
 from ._scratch import Scratch
 
-CONTENDERS = 20
 PRIMITIVES = (
     "resolve",
     "stat",
@@ -38,7 +37,13 @@ LOCK_RELEASE_TIMEOUT = 10.0
 
 
 class SerializationContract(ContractBase):
-    """Mutations of one target run one at a time; guarded ones never both win."""
+    """Mutations of one target run one at a time; guarded ones never both win.
+
+    ``contenders`` concurrent mutations race in each test (raise it in a
+    subclass for a stress run).
+    """
+
+    contenders: int = 20
 
     async def _race(
         self, attempts: list[Callable[[], Awaitable[FsWriteOutcome | FsEditOutcome]]]
@@ -84,7 +89,7 @@ class SerializationContract(ContractBase):
         def writer(i: int) -> Callable[[], Awaitable[FsWriteOutcome]]:
             return lambda: fs.write_text(target, f"writer {i}\n" * (i + 1), guard)
 
-        results = await self._race([writer(i) for i in range(CONTENDERS)])
+        results = await self._race([writer(i) for i in range(self.contenders)])
         won = self._one_winner(
             results, f'cannot write "{target.display_path}": file changed since it was read'
         )
@@ -110,7 +115,7 @@ class SerializationContract(ContractBase):
             # Every edit still matches after any other: only the guard can refuse it.
             return lambda: fs.edit_text(target, FsEditRequest("value = ", f"value = {i}+"), guard)
 
-        results = await self._race([editor(i) for i in range(CONTENDERS)])
+        results = await self._race([editor(i) for i in range(self.contenders)])
         won = self._one_winner(
             results, f'cannot edit "{target.display_path}": file changed since it was read'
         )
@@ -128,7 +133,7 @@ class SerializationContract(ContractBase):
         assert info is not None
         version = info.version
         attempts: list[Callable[[], Awaitable[FsWriteOutcome | FsEditOutcome]]] = []
-        for i in range(CONTENDERS):
+        for i in range(self.contenders):
             if i % 2:
                 attempts.append(
                     lambda i=i: fs.write_text(target, f"w{i}\n", ReplaceIfVersion(version))  # type: ignore[misc]
@@ -156,9 +161,9 @@ class SerializationContract(ContractBase):
         def appender(i: int) -> Callable[[], Awaitable[FsEditOutcome]]:
             return lambda: fs.edit_text(target, FsEditRequest("END\n", f"item {i}\nEND\n"))
 
-        results = await self._race([appender(i) for i in range(CONTENDERS)])
+        results = await self._race([appender(i) for i in range(self.contenders)])
         assert not [r for r in results if isinstance(r, FsError)]
-        lines = "".join(f"item {i}\r\n" for i in range(CONTENDERS))
+        lines = "".join(f"item {i}\r\n" for i in range(self.contenders))
         assert scratch.get("f.txt") == f"items:\r\n{lines}END\r\n".encode()
 
     @pytest.mark.anyio
@@ -211,6 +216,8 @@ class SerializationContract(ContractBase):
 
 class CancellationContract(ContractBase):
     """Cancelled calls raise anyio's cancellation; a cancelled mutation changes nothing."""
+
+    contenders: int = 20
 
     async def _call(self, scratch: Scratch, primitive: str, target: FsTarget) -> object:
         fs = scratch.fs
@@ -379,8 +386,8 @@ class CancellationContract(ContractBase):
         scratch.put("f.txt", b"v0\n")
         fs = scratch.fs
         target = await fs.resolve("f.txt")
-        scopes = [anyio.CancelScope() for _ in range(CONTENDERS)]
-        completed = [False] * CONTENDERS
+        scopes = [anyio.CancelScope() for _ in range(self.contenders)]
+        completed = [False] * self.contenders
 
         async def writer(i: int) -> None:
             with scopes[i]:
@@ -388,12 +395,12 @@ class CancellationContract(ContractBase):
                 completed[i] = True
 
         async with anyio.create_task_group() as tg:
-            for i in range(CONTENDERS):
+            for i in range(self.contenders):
                 tg.start_soon(writer, i)
             await anyio.lowlevel.checkpoint()
-            for i in range(1, CONTENDERS, 2):
+            for i in range(1, self.contenders, 2):
                 scopes[i].cancel()
-        ran = [i for i in range(CONTENDERS) if completed[i]]
-        assert all(i in ran for i in range(0, CONTENDERS, 2))
+        ran = [i for i in range(self.contenders) if completed[i]]
+        assert all(i in ran for i in range(0, self.contenders, 2))
         assert scratch.get("f.txt") == ("v0" + "".join(f" {i}" for i in ran) + "\n").encode()
         assert scratch.names() == ["f.txt"]
