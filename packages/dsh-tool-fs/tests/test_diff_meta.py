@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
+from dsh_tool_fs import diff_meta as diff_meta_module
 from dsh_tool_fs.diff_meta import diff_meta, hunk_ranges, split_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -113,6 +116,40 @@ def test_a_small_edit_of_a_large_file_is_one_small_hunk() -> None:
 texts = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "\n", "d", "a\r\n"]), max_size=40).map(
     "".join
 )
+
+
+def reference_diffs(path: str, before: str, after: str) -> list[dict[str, object]]:
+    """Every line split and matched: what diff_meta must equal, however it gets there."""
+    a, b = split_lines(before), split_lines(after)
+    return [
+        {
+            "path": path,
+            "old_text": "".join(a[i1:i2]) if i2 > i1 else None,
+            "new_text": "".join(b[j1:j2]),
+        }
+        for i1, i2, j1, j2 in hunk_ranges(a, b)
+    ]
+
+
+@settings(max_examples=500)
+@given(
+    before=texts,
+    edits=st.lists(
+        st.tuples(st.integers(0, 400), st.integers(0, 3), st.sampled_from(["", "x", "\n", "b\n"])),
+        max_size=3,
+    ),
+    block=st.sampled_from([1 << 16, 1, 2, 5]),
+)
+def test_diff_meta_equals_the_every_line_reference(
+    before: str, edits: list[tuple[int, int, str]], block: int
+) -> None:
+    after = before
+    for at, cut, insert in edits:  # a few local edits, like a real edit or rewrite
+        at = min(at, len(after))
+        after = after[:at] + insert + after[at + cut :]
+    with patch.object(diff_meta_module, "_BLOCK", block):
+        got = diff_meta("p", before, after)
+    assert got == {"diffs": [] if before == after else reference_diffs("p", before, after)}
 
 
 @settings(max_examples=300)

@@ -19,9 +19,11 @@ are merged, as in a unified diff). A hunk is ``{"path", "old_text",
 - A create (``before`` is ``None``) or an identical text gives no hunk.
 
 Lines are split on ``\\n`` only (the texts are LF-normalized; a lone ``\\r``
-is an ordinary character). Common leading and trailing lines are stripped
-before ``difflib.SequenceMatcher`` runs, so a small edit of a large file
-costs a linear comparison, not a full matching.
+is an ordinary character). The common head and tail of the two texts are
+found with string comparisons and only the lines around the changes (plus
+their context) are split and handed to ``difflib.SequenceMatcher``, so a
+small edit of a large file costs a few C-level comparisons, not a matching
+of every line.
 """
 
 from __future__ import annotations
@@ -97,6 +99,72 @@ def hunk_ranges(a: list[str], b: list[str]) -> list[tuple[int, int, int, int]]:
     ]
 
 
+_BLOCK = 1 << 16
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix: equal blocks compared whole, the first unequal one bisected."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n:
+        j = min(n, i + _BLOCK)
+        if a[i:j] != b[i:j]:
+            lo, hi = i, j  # a[:lo] == b[:lo] and a[lo:hi] != b[lo:hi]
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a[lo:mid] == b[lo:mid]:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        i = j
+    return n
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the common suffix, at most ``limit``."""
+    la, lb = len(a), len(b)
+    i = 0
+    while i < limit:
+        j = min(limit, i + _BLOCK)
+        if a[la - j : la - i] != b[lb - j : lb - i]:
+            lo, hi = i, j  # the last lo characters are equal, the last hi are not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        i = j
+    return limit
+
+
+def _changed_span(before: str, after: str) -> tuple[int, int]:
+    """``(start, tail)``: the lines outside ``before[start:len - tail]`` are common and
+    farther than ``CONTEXT_LINES`` from any change, in ``after`` as well.
+
+    Found with string comparisons (C speed), so that a small edit of a large
+    file splits and matches only the lines around the change.
+    """
+    prefix = _common_prefix(before, after)
+    suffix = _common_suffix(before, after, min(len(before), len(after)) - prefix)
+    start = before.rfind("\n", 0, prefix) + 1  # the first line that is not common
+    for _ in range(CONTEXT_LINES):
+        if start == 0:
+            break
+        start = before.rfind("\n", 0, start - 1) + 1
+    size = len(before)
+    newline = before.find("\n", size - suffix)
+    end = size if newline < 0 else newline + 1  # lines from here on are common
+    for _ in range(CONTEXT_LINES):
+        if end >= size:
+            break
+        newline = before.find("\n", end)
+        end = size if newline < 0 else newline + 1
+    return start, size - end
+
+
 def diff_meta(path: str, before: str | None, after: str) -> dict[str, object]:
     """``{"diffs": [{"path", "old_text", "new_text"}, …]}`` for ``ToolResult.meta``.
 
@@ -104,7 +172,9 @@ def diff_meta(path: str, before: str | None, after: str) -> dict[str, object]:
     """
     if before is None or before == after:
         return {"diffs": []}
-    a, b = split_lines(before), split_lines(after)
+    start, tail = _changed_span(before, after)
+    a = split_lines(before[start : len(before) - tail])
+    b = split_lines(after[start : len(after) - tail])
     return {
         "diffs": [
             {
