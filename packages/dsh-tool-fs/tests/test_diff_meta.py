@@ -111,6 +111,34 @@ def test_a_small_edit_of_a_large_file_is_one_small_hunk() -> None:
     ]
 
 
+def test_scattered_changes_in_a_huge_span_are_compared_line_by_line() -> None:
+    before = numbered(30_000)
+    after = before.replace("line 10\n", "ten\n").replace("line 29990\n", "end\n")
+    diffs = diff_meta("big.txt", before, after)["diffs"]
+    assert diffs == [
+        {
+            "path": "big.txt",
+            "old_text": "".join(f"line {i}\n" for i in range(7, 14)),
+            "new_text": "".join("ten\n" if i == 10 else f"line {i}\n" for i in range(7, 14)),
+        },
+        {
+            "path": "big.txt",
+            "old_text": "".join(f"line {i}\n" for i in range(29_987, 29_994)),
+            "new_text": "".join(
+                "end\n" if i == 29_990 else f"line {i}\n" for i in range(29_987, 29_994)
+            ),
+        },
+    ]
+
+
+def test_a_huge_span_of_different_length_is_one_block() -> None:
+    before = numbered(30_000)
+    after = before.replace("line 10\n", "").replace("line 29990\n", "a\nb\n")
+    diffs = diff_meta("big.txt", before, after)["diffs"]
+    assert isinstance(diffs, list) and len(diffs) == 1
+    assert diffs[0]["old_text"] == "".join(f"line {i}\n" for i in range(7, 29_994))
+
+
 # --- properties -------------------------------------------------------------------------
 
 texts = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "\n", "d", "a\r\n"]), max_size=40).map(
@@ -153,11 +181,12 @@ def test_diff_meta_equals_the_every_line_reference(
 
 
 @settings(max_examples=300)
-@given(before=texts, after=texts)
-def test_hunks_replay_before_into_after(before: str, after: str) -> None:
+@given(before=texts, after=texts, budget=st.sampled_from([10**8, 0]))
+def test_hunks_replay_before_into_after(before: str, after: str, budget: int) -> None:
     a, b = split_lines(before), split_lines(after)
     assert "".join(a) == before and "".join(b) == after
-    ranges = hunk_ranges(a, b)
+    with patch.object(diff_meta_module, "_MATCH_BUDGET", budget):
+        ranges = hunk_ranges(a, b)
     assert (ranges == []) == (before == after)
     rebuilt: list[str] = []
     i = j = 0
@@ -168,7 +197,8 @@ def test_hunks_replay_before_into_after(before: str, after: str) -> None:
         i, j = i2, j2
     assert a[i:] == b[j:]
     assert "".join(rebuilt + a[i:]) == after
-    diffs = diff_meta("p", before, after)["diffs"]
+    with patch.object(diff_meta_module, "_MATCH_BUDGET", budget):
+        diffs = diff_meta("p", before, after)["diffs"]
     assert isinstance(diffs, list)
     assert len(diffs) == len(ranges)
     for item, (i1, i2, j1, j2) in zip(diffs, ranges, strict=True):

@@ -18,6 +18,10 @@ are merged, as in a unified diff). A hunk is ``{"path", "old_text",
   covers no line of ``after`` (``after`` is empty).
 - A create (``before`` is ``None``) or an identical text gives no hunk.
 
+Changed spans of more than about 10,000 × 10,000 lines are not matched line
+against line (that could take seconds): they are compared position by
+position when both sides have as many lines, else reported as one block.
+
 Lines are split on ``\\n`` only (the texts are LF-normalized; a lone ``\\r``
 is an ordinary character). The common head and tail of the two texts are
 found with string comparisons and only the lines around the changes (plus
@@ -29,10 +33,17 @@ of every line.
 from __future__ import annotations
 
 from difflib import SequenceMatcher
+from itertools import groupby
+from operator import eq
 
 __all__ = ["CONTEXT_LINES", "diff_meta", "hunk_ranges", "split_lines"]
 
 CONTEXT_LINES = 3
+_MATCH_BUDGET = 10**8
+"""Line matching (``SequenceMatcher``) can take time proportional to the
+product of the changed spans' line counts; beyond this product the span is
+compared line by line when both sides have as many lines, else reported as
+one replaced block. A correct diff either way, computed in linear time."""
 
 _Opcode = tuple[str, int, int, int, int]
 
@@ -58,9 +69,19 @@ def _opcodes(a: list[str], b: list[str]) -> list[_Opcode]:
     codes: list[_Opcode] = []
     if head:
         codes.append(("equal", 0, head, 0, head))
-    matcher = SequenceMatcher(None, a[head : len(a) - tail], b[head : len(b) - tail])
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        codes.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    old, new = a[head : len(a) - tail], b[head : len(b) - tail]
+    if len(old) * len(new) <= _MATCH_BUDGET:
+        matcher = SequenceMatcher(None, old, new)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            codes.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    elif len(old) == len(new):  # e.g. a replace_all edit: compare line by line
+        i = head
+        for same, run in groupby(map(eq, old, new)):
+            size = sum(1 for _ in run)
+            codes.append(("equal" if same else "replace", i, i + size, i, i + size))
+            i += size
+    else:
+        codes.append(("replace", head, len(a) - tail, head, len(b) - tail))
     if tail:
         codes.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
     return codes
