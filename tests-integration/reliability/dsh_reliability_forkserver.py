@@ -116,14 +116,20 @@ async def case_tool_calls(params: Params, out: Channel) -> Any:
 
 
 async def case_crash_loop(params: Params, out: Channel) -> Any:
-    """Observe the target, say ready, then write and edit it forever (until killed)."""
+    """Observe the target, say ready, then write and edit it forever (until killed).
+
+    With ``create`` the target is absent: the first call is a ``write`` that creates it.
+    """
     toolfs = build_toolfs(params)
     session = Session(cwd=params["cwd"])
     path, size = params["path"], params["size"]
-    first = await toolfs.execute("read", {"file_path": path, "limit": 1}, session=session)
-    if first.is_error or first.value is None:
-        return {"error": first.text}
-    gen = crash_generation(first.value["lines"][0]["text"].encode())
+    if params.get("create"):
+        gen: int | None = 0  # the file is absent: the first write creates it
+    else:
+        first = await toolfs.execute("read", {"file_path": path, "limit": 1}, session=session)
+        if first.is_error or first.value is None:
+            return {"error": first.text}
+        gen = crash_generation(first.value["lines"][0]["text"].encode())
     if gen is None:
         return {"error": "no generation in the first line"}
     out.send({"ready": gen})

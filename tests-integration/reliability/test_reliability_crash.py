@@ -278,3 +278,42 @@ def test_write_failing_halfway_leaves_the_previous_version(
     assert last["code"] == "FS_IO_ERROR"
     # Nothing half-written, no temporary file, no directory made for nothing.
     assert snapshot_tree(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("size", "trials"),
+    [pytest.param(600, 20, id="small-20"), pytest.param(MB, 10, id="1MB-10")],
+)
+def test_sigkill_during_create_leaves_no_file_or_the_whole_file(
+    forkserver: ForkServer, tmp_path: Path, size: int, trials: int
+) -> None:
+    rng = random.Random(size + 1)
+    path = tmp_path / "new.txt"
+    toolfs = ToolFs.from_entry_points(backend="local", plugins=("policy",), cwd=str(tmp_path))
+    created = 0
+    for trial in range(trials):
+        if path.exists():
+            path.unlink()
+        (report,) = forkserver.run(
+            "crash_loop",
+            {"cwd": str(tmp_path), "path": "new.txt", "size": size, "create": True},
+            kill_after_start=5.0,
+            kill_on_companion={
+                "directory": str(tmp_path),
+                "extra": rng.uniform(0, max(0.002, size / 1e8)),
+            },
+            timeout=30.0,
+        )
+        assert report["status"] == "killed", report
+        if path.exists():
+            data = path.read_bytes()
+            gen = crash_generation(data)
+            assert gen is not None and data == crash_content(gen, size), f"trial {trial}"
+            created += 1
+        session = Session(cwd=str(tmp_path))
+        if path.exists():
+            assert not _run(toolfs, session, "read", {"file_path": "new.txt"}).is_error
+        result = _run(toolfs, session, "write", {"file_path": "new.txt", "content": "fresh\n"})
+        assert not result.is_error, result.text
+        assert [c for c in leftovers(tmp_path) if c.endswith(".tmp")] == [], f"trial {trial}"
+    print(f"\ncrash during create ({size} B): {trials} trials, file present after {created}")
