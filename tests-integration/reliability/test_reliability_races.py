@@ -21,6 +21,7 @@ stat-based versions, not something a test should race against.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,20 @@ def _replace_by_symlink_to_other_file(path: Path) -> bytes | None:
     return ORIGINAL
 
 
+def _replace_by_directory(path: Path) -> bytes | None:
+    path.unlink()
+    path.mkdir()
+    return None
+
+
+def _replace_by_fifo(path: Path) -> bytes | None:
+    path.unlink()
+    os.mkfifo(path)
+    return None
+
+
+NOT_REGULAR = {"replaced-by-directory", "replaced-by-fifo"}
+
 OUTSIDE_CHANGES: dict[str, Callable[[Path], bytes | None]] = {
     "rename-over-same-size": _rename_over,
     "in-place-same-size-mtime-restored": _in_place_same_size_mtime_restored,
@@ -241,6 +256,8 @@ OUTSIDE_CHANGES: dict[str, Callable[[Path], bytes | None]] = {
     "touch": _touch,
     "delete": _delete,
     "symlink-to-identical-copy": _replace_by_symlink_to_other_file,
+    "replaced-by-directory": _replace_by_directory,
+    "replaced-by-fifo": _replace_by_fifo,
 }
 REPEATS = 8
 
@@ -255,7 +272,10 @@ async def test_file_changed_between_read_and_mutation_is_always_stale(
     target = root / "f.txt"
     for repeat in range(REPEATS):
         for name in os.listdir(root):
-            os.unlink(root / name)
+            if (root / name).is_dir() and not (root / name).is_symlink():
+                (root / name).rmdir()
+            else:
+                (root / name).unlink()
         target.write_bytes(ORIGINAL)
         session = Session(cwd=str(root))
         read = await toolfs.execute("read", {"file_path": "f.txt"}, session=session)
@@ -267,16 +287,21 @@ async def test_file_changed_between_read_and_mutation_is_always_stale(
         new_identity = change == "symlink-to-identical-copy"
         if tool == "edit":
             args = {"file_path": "f.txt", "old_string": "alpha", "new_string": "ALPHA"}
-            result = await toolfs.execute("edit", args, session=session)
-            message = (
-                f'Error: edit requires reading "{target}" first'
-                if new_identity
-                else _stale_edit(target)
-            )
+            with anyio.fail_after(2):
+                result = await toolfs.execute("edit", args, session=session)
+            if change in NOT_REGULAR:
+                message = f'Error: cannot edit "{target}": not a regular file'
+            elif new_identity:
+                message = f'Error: edit requires reading "{target}" first'
+            else:
+                message = _stale_edit(target)
         else:
             args = {"file_path": "f.txt", "content": "replaced\n"}
-            result = await toolfs.execute("write", args, session=session)
-            if new_identity:
+            with anyio.fail_after(2):
+                result = await toolfs.execute("write", args, session=session)
+            if change in NOT_REGULAR:
+                message = f'Error: cannot write "{target}": not a regular file'
+            elif new_identity:
                 message = f'Error: cannot overwrite existing "{target}" without reading it first'
             elif expected is None:
                 message = f'Error: cannot write "{target}": file no longer exists'
@@ -284,8 +309,15 @@ async def test_file_changed_between_read_and_mutation_is_always_stale(
                 message = _stale_write(target)
         assert result.text == message, f"repeat {repeat}"
         assert result.error is not None
-        assert result.error.code == ("FS_NOT_OBSERVED" if new_identity else "FS_STALE_VERSION")
-        if expected is None:
+        if change in NOT_REGULAR:
+            assert result.error.code == "FS_NOT_REGULAR_FILE"
+        else:
+            assert result.error.code == ("FS_NOT_OBSERVED" if new_identity else "FS_STALE_VERSION")
+        if change == "replaced-by-directory":
+            assert target.is_dir() and os.listdir(target) == []
+        elif change == "replaced-by-fifo":
+            assert stat.S_ISFIFO(os.lstat(target).st_mode)
+        elif expected is None:
             assert not target.exists()
         else:
             assert target.read_bytes() == expected, f"repeat {repeat}: overwritten"
