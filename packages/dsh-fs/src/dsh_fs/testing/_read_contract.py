@@ -189,3 +189,18 @@ class ReadContract(ContractBase):
             NOT_TEXT,
             f'cannot read "{target.display_path}": invalid UTF-8 text',
         )
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", READ_HOWS)
+    async def test_invalid_utf8_error_chains_the_decoding_error_as_its_cause(
+        self, scratch: Scratch, how: ReadHow
+    ) -> None:
+        scratch.put("bad.txt", b"valid start \xff then more\n")
+        target = await scratch.fs.resolve("bad.txt")
+        err = await expect_fs_error(
+            read_via(scratch.fs, target, how),
+            NOT_TEXT,
+            f'cannot read "{target.display_path}": invalid UTF-8 text',
+        )
+        assert isinstance(err.__cause__, UnicodeDecodeError)
+
