@@ -164,7 +164,7 @@ def test_stat_under_an_unreachable_directory_is_permission_denied(
         return await fs.stat(await fs.resolve(str(path)))
 
     assert as_nobody(outcome_of(stat)) == (
-        f'cannot stat "{path}": permission denied',
+        f'cannot read "{path}": permission denied',
         "FS_PERMISSION_DENIED",
     )
 

@@ -25,14 +25,14 @@ from dsh_fs import (
     ReplaceIfVersion,
     WriteIntent,
 )
-from dsh_fs.text import AppliedEdit, StreamDecoder, apply_edit, decode_previous, normalize_newlines
+from dsh_fs.text import AppliedEdit, apply_edit, decode_previous, normalize_newlines
 
 from ._atomic import mutate
 from ._listing import list_directory
 from ._locks import TargetLocks
 from ._os_errors import os_failure
 from ._paths import display_path_of, entry_type_of, path_type_of, target_key_of, version_of
-from ._reading import open_stream, read_text_chunk, read_text_file
+from ._reading import open_stream, read_text_file
 
 
 class LocalFileSystem(FileSystem):
@@ -80,7 +80,9 @@ class LocalFileSystem(FileSystem):
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 return None
-            raise os_failure("stat", target.display_path, exc) from exc
+            # ``stat`` is the first step of the read tool: its failures speak
+            # as the read would (``cannot read "<p>": permission denied``).
+            raise os_failure("read", target.display_path, exc) from exc
         kind = entry_type_of(info.st_mode)
         return FsInfo(version_of(info), kind, info.st_size if kind == "file" else None)
 
@@ -100,21 +102,18 @@ class LocalFileSystem(FileSystem):
         return await to_thread.run_sync(read_text_file, target.target_key, target.display_path)
 
     async def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
-        decoder = StreamDecoder(target.display_path)
-        fd, text, done = await to_thread.run_sync(
-            open_stream, target.target_key, target.display_path, decoder
+        stream, text, done = await to_thread.run_sync(
+            open_stream, target.target_key, target.display_path
         )
         try:
             if text:
                 yield text
             while not done:
-                text, done = await to_thread.run_sync(
-                    read_text_chunk, fd, decoder, target.display_path
-                )
+                text, done = await to_thread.run_sync(stream.step)
                 if text:
                     yield text
         finally:
-            os.close(fd)
+            os.close(stream.fd)
 
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
         return await to_thread.run_sync(

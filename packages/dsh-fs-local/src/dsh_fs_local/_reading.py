@@ -60,19 +60,27 @@ def open_regular(path: str, verb: str, display_path: str) -> tuple[int, int]:
 
 
 def read_all(fd: int, size: int, verb: str, display_path: str) -> bytes:
-    """Every byte of an open regular file of (``fstat``) size ``size``.
+    """The content of an open regular file as it was when opened: ``size`` bytes.
 
-    Asking for one byte more than expected and getting exactly ``size`` proves
-    the end of the file in a single ``read``; a file that grew or shrank in
-    the meantime is read on to its end.
+    ``size`` is the ``fstat`` size of the descriptor. Bytes appended later
+    are not chased (a log written to nonstop still reads to an end); a file
+    that shrank ends early. A size of 0 means "unknown" (``/proc`` files
+    report 0): such a file is read to its end.
     """
     try:
-        data = os.read(fd, size + 1)
-        if len(data) == size:
+        if size <= 0:
+            parts = []
+            while chunk := os.read(fd, STREAM_CHUNK_BYTES):
+                parts.append(chunk)
+            return b"".join(parts)
+        data = os.read(fd, size)
+        if len(data) == size or not data:
             return data
         parts = [data]
-        while chunk := os.read(fd, STREAM_CHUNK_BYTES):
+        got = len(data)
+        while got < size and (chunk := os.read(fd, min(STREAM_CHUNK_BYTES, size - got))):
             parts.append(chunk)
+            got += len(chunk)
         return b"".join(parts)
     except OSError as exc:
         raise os_failure(verb, display_path, exc) from exc
@@ -88,23 +96,45 @@ def read_text_file(path: str, display_path: str) -> str:
     return decode_text(data, "read", display_path)
 
 
-def read_text_chunk(fd: int, decoder: StreamDecoder, display_path: str) -> tuple[str, bool]:
-    """One ``stream_text`` step: the next decoded text and whether the end was reached."""
-    try:
-        chunk = os.read(fd, STREAM_CHUNK_BYTES)
-    except OSError as exc:
-        raise os_failure("read", display_path, exc) from exc
-    if not chunk:
-        return decoder.feed(b"", final=True), True
-    return decoder.feed(chunk), False
+class OpenStream:
+    """The state of one ``stream_text``: the descriptor and what is left to read.
+
+    Like :func:`read_all`, the stream ends at the size the file had when it
+    was opened (or at its end, for a file that reports size 0).
+    """
+
+    __slots__ = ("_decoder", "_display_path", "_remaining", "fd")
+
+    def __init__(self, path: str, display_path: str) -> None:
+        self._display_path = display_path
+        self._decoder = StreamDecoder(display_path)
+        self.fd, size = open_regular(path, "read", display_path)
+        self._remaining = size if size > 0 else -1
+
+    def step(self) -> tuple[str, bool]:
+        """The next decoded text and whether the end was reached (runs in a worker)."""
+        want = (
+            STREAM_CHUNK_BYTES if self._remaining < 0 else min(STREAM_CHUNK_BYTES, self._remaining)
+        )
+        try:
+            chunk = os.read(self.fd, want) if want else b""
+        except OSError as exc:
+            raise os_failure("read", self._display_path, exc) from exc
+        if not chunk:
+            return self._decoder.feed(b"", final=True), True
+        if self._remaining > 0:
+            self._remaining -= len(chunk)
+            if self._remaining == 0:
+                return self._decoder.feed(chunk, final=True), True
+        return self._decoder.feed(chunk), False
 
 
-def open_stream(path: str, display_path: str, decoder: StreamDecoder) -> tuple[int, str, bool]:
+def open_stream(path: str, display_path: str) -> tuple[OpenStream, str, bool]:
     """The first ``stream_text`` step: open the file and decode its first chunk."""
-    fd, _ = open_regular(path, "read", display_path)
+    stream = OpenStream(path, display_path)
     try:
-        text, done = read_text_chunk(fd, decoder, display_path)
+        text, done = stream.step()
     except BaseException:
-        os.close(fd)
+        os.close(stream.fd)
         raise
-    return fd, text, done
+    return stream, text, done
