@@ -376,3 +376,22 @@ async def test_a_pseudo_file_reporting_size_zero_is_read_to_its_end(scratch: Scr
 def append_to(path: str, data: bytes) -> None:
     with open(path, "ab") as out:
         out.write(data)
+
+
+async def test_a_failed_write_removes_the_directories_it_created(
+    scratch: Scratch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch.mkdir("keep")
+    target = await scratch.fs.resolve("keep/new/deeper/f.txt")
+
+    def broken_fsync(fd: int) -> None:
+        raise OSError(27, os.strerror(27))
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(FsError) as caught:
+        await scratch.fs.write_text(target, "x")
+    assert str(caught.value) == (
+        f'cannot write "{at(scratch, "keep/new/deeper/f.txt")}": File too large'
+    )
+    assert scratch.names() == ["keep"]
+    assert scratch.names("keep") == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.testing import Scratch
@@ -190,3 +191,51 @@ async def test_the_local_entry_point_builds_a_local_file_system(tmp_path: Path) 
     fs = load_backend("local", cwd=str(tmp_path))
     assert isinstance(fs, LocalFileSystem)
     assert (await fs.resolve("x")).display_path == os.path.join(str(tmp_path), "x")
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("a\x00b.txt", "path contains a NUL byte"),
+        ("x\ud800.txt", "path contains an unpaired surrogate"),
+    ],
+)
+async def test_a_path_no_file_can_have_fails_resolve_and_lstat(
+    scratch: Scratch, path: str, why: str
+) -> None:
+    for call in (scratch.fs.resolve(path), scratch.fs.lstat(path)):
+        with pytest.raises(FsError) as caught:
+            await call
+        assert (str(caught.value), caught.value.code) == (
+            f'cannot resolve "{at(scratch, path)}": {why}',
+            FsErrorCode.FS_NOT_FOUND,
+        )
+
+
+async def test_an_undecodable_file_name_round_trips(scratch: Scratch) -> None:
+    name = os.fsdecode(b"caf\xe9.txt")  # Latin-1 bytes: U+DCE9 under surrogateescape
+    target = await scratch.fs.resolve(name)
+    await scratch.fs.write_text(target, "x")
+    assert os.fsencode(at(scratch, name)) in [
+        os.fsencode(os.path.join(scratch.root, n)) for n in scratch.names()
+    ]
+    listed = await scratch.fs.list_dir(await scratch.fs.resolve("."))
+    assert [e.name for e in listed] == [name]
+    assert listed[0].target == target
+
+
+async def test_an_object_without_a_path_keeps_a_path_key(scratch: Scratch) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        link = at(scratch, "to-pipe")
+        os.symlink(f"/proc/self/fd/{read_end}", link)
+        target = await scratch.fs.resolve("to-pipe")
+        assert target.target_key.startswith("/")
+        info = await scratch.fs.stat(target)
+        assert info is not None and info.type == "other"
+        with anyio.fail_after(2), pytest.raises(FsError) as caught:
+            await scratch.fs.read_text(target)
+        assert caught.value.code == FsErrorCode.FS_NOT_REGULAR_FILE
+    finally:
+        os.close(read_end)
+        os.close(write_end)

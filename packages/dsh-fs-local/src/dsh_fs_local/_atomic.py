@@ -276,6 +276,35 @@ def _may_write(path: str) -> bool:
     return os.access(path, os.W_OK, effective_ids=_EFFECTIVE_IDS)
 
 
+def _make_directories(directory: str, created: list[str]) -> None:
+    """``os.makedirs``, recording each directory it creates (outermost first)."""
+    missing: list[str] = []
+    path = directory
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+            continue
+        created.append(path)
+
+
+def _remove_directories(created: list[str]) -> None:
+    """Undo :func:`_make_directories` after a failed write (only what is still empty)."""
+    for path in reversed(created):
+        try:
+            os.rmdir(path)
+        except OSError:
+            return
+
+
 def _parent_not_directory(verb: str, display_path: str) -> FsError:
     return FsError.cannot(verb, display_path, PARENT_NOT_DIRECTORY, FsErrorCode.FS_NOT_FOUND)
 
@@ -291,17 +320,21 @@ def mutate(
     ``FsError`` leaves the target and the directory exactly as they were.
     """
     directory = os.path.dirname(key)
+    created: list[str] = []
     try:
         try:
             dir_fd = _lock_directory(directory)
         except FileNotFoundError:
             check(None)
-            os.makedirs(directory, exist_ok=True)
+            _make_directories(directory, created)
             dir_fd = _lock_directory(directory)
-    except (NotADirectoryError, FileExistsError) as exc:
-        raise _parent_not_directory(verb, display_path) from exc
-    except OSError as exc:
-        raise os_failure(verb, display_path, exc) from exc
+    except BaseException as exc:
+        _remove_directories(created)
+        if isinstance(exc, NotADirectoryError | FileExistsError):
+            raise _parent_not_directory(verb, display_path) from exc
+        if isinstance(exc, OSError):
+            raise os_failure(verb, display_path, exc) from exc
+        raise
     try:
         sweep_stale_temporaries(directory)
         try:
@@ -323,7 +356,13 @@ def mutate(
             _replace_via_temporary(key, data, current)
             _fsync_directory(dir_fd, directory)
         return version_of(os.stat(key)), previous
-    except OSError as exc:
+    except BaseException as exc:
+        if dir_fd is not None:
+            os.close(dir_fd)
+            dir_fd = None
+        _remove_directories(created)
+        if not isinstance(exc, OSError):
+            raise
         if exc.errno == errno.EISDIR:
             raise FsError.cannot(
                 verb, display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE

@@ -23,7 +23,19 @@ def display_path_of(path: str, cwd: str) -> str:
     """
     if not path or not path.strip():
         raise FsError("file_path must be a non-empty string", FsErrorCode.FS_NOT_FOUND)
-    return os.path.normpath(os.path.join(cwd, path))
+    display_path = os.path.normpath(os.path.join(cwd, path))
+    if "\0" in display_path:
+        raise FsError.cannot(
+            "resolve", display_path, "path contains a NUL byte", FsErrorCode.FS_NOT_FOUND
+        )
+    try:
+        os.fsencode(display_path)
+    except UnicodeEncodeError as exc:
+        # surrogateescape round-trips undecodable bytes (U+DC80..U+DCFF) only.
+        raise FsError.cannot(
+            "resolve", display_path, "path contains an unpaired surrogate", FsErrorCode.FS_NOT_FOUND
+        ) from exc
+    return display_path
 
 
 def _realpath_existing(display_path: str) -> str:
@@ -63,6 +75,11 @@ def target_key_of(display_path: str) -> str:
         raise FsError.cannot(
             "resolve", display_path, os_error_text(exc), FsErrorCode.FS_IO_ERROR
         ) from exc
+    if not key.startswith("/"):
+        # An object without a path (``/dev/stdin`` on a pipe reads "pipe:[n]"):
+        # keep the final link unresolved; its (followed) type is never a file.
+        parent, name = os.path.split(display_path)
+        return os.path.join(_realpath_existing(parent), name) if name else display_path
     if key.endswith(" (deleted)") and not os.path.lexists(key):
         # Replaced between open and readlink: fall back to the lexical walk.
         return os.path.realpath(display_path)
