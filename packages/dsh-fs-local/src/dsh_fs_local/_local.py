@@ -99,17 +99,19 @@ class LocalFileSystem(FileSystem):
         return FsPathInfo(version_of(info), kind, info.st_size if kind == "file" else None)
 
     async def read_text(self, target: FsTarget) -> str:
-        return await to_thread.run_sync(read_text_file, target.target_key, target.display_path)
+        return await to_thread.run_sync(
+            read_text_file, target.target_key, target.display_path, abandon_on_cancel=False
+        )
 
     async def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
         stream, text, done = await to_thread.run_sync(
-            open_stream, target.target_key, target.display_path
+            open_stream, target.target_key, target.display_path, abandon_on_cancel=False
         )
         try:
             if text:
                 yield text
             while not done:
-                text, done = await to_thread.run_sync(stream.step)
+                text, done = await to_thread.run_sync(stream.step, abandon_on_cancel=False)
                 if text:
                     yield text
         finally:
@@ -117,7 +119,7 @@ class LocalFileSystem(FileSystem):
 
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
         return await to_thread.run_sync(
-            list_directory, target.target_key, target.display_path, stat
+            list_directory, target.target_key, target.display_path, stat, abandon_on_cancel=False
         )
 
     async def write_text(
@@ -158,7 +160,13 @@ class LocalFileSystem(FileSystem):
 
         async with self._locks.hold(target.target_key):
             version, previous = await to_thread.run_sync(
-                mutate, target.target_key, display_path, "write", check, plan
+                mutate,
+                target.target_key,
+                display_path,
+                "write",
+                check,
+                plan,
+                abandon_on_cancel=False,
             )
         return FsWriteOutcome(
             operation="create" if previous is None else "update",
@@ -200,7 +208,13 @@ class LocalFileSystem(FileSystem):
 
         async with self._locks.hold(target.target_key):
             version, _ = await to_thread.run_sync(
-                mutate, target.target_key, display_path, "edit", check, plan
+                mutate,
+                target.target_key,
+                display_path,
+                "edit",
+                check,
+                plan,
+                abandon_on_cancel=False,
             )
         result = applied[0]
         return FsEditOutcome(version, result.before, result.after, result.replacements)
