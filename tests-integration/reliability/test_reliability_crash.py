@@ -250,9 +250,6 @@ FSIZE_LIMIT = 256 * 1024
             [["write", {"file_path": "deep/er/new.txt", "content": "x" * MB}]],
             "write",
             id="write-new-in-new-directories",
-            marks=pytest.mark.xfail(
-                reason="a failed write leaves the parent directories it created", strict=True
-            ),
         ),
         pytest.param(
             [

@@ -209,9 +209,7 @@ ROWS: list[Any] = [
     ),
 ]
 
-KNOWN_DEFECTS: dict[str, str] = {
-    "read-file-in-unsearchable-directory": 'the read tool says "cannot stat", not "cannot read"',
-}
+KNOWN_DEFECTS: dict[str, str] = {}
 
 
 def _param(row: Any) -> Any:
