@@ -146,3 +146,37 @@ async def test_each_client_connection_is_its_own_observation_owner(tmp_path: Pat
                 assert edited.is_error is False
             tg.cancel_scope.cancel()
     assert (tmp_path / "a.txt").read_text() == "two\n"
+
+
+@pytest.fixture
+def undecodable_workspace(tmp_path: Path) -> Path:
+    """``<tmp>/w\\xff`` (not valid UTF-8) holding ``a.txt`` = ``one``."""
+    workspace = tmp_path / os.fsdecode(b"w\xff")
+    workspace.mkdir()
+    (workspace / "a.txt").write_bytes(b"one\n")
+    return workspace
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS refuses non-UTF-8 file names")
+async def test_texts_naming_an_undecodable_path_reach_the_client_escaped(
+    undecodable_workspace: Path,
+) -> None:
+    """JSON-RPC must be UTF-8: a lone surrogate in a result text is sent as its escape."""
+    shown = f"{undecodable_workspace.parent}/w\\udcff"  # how the texts spell the workspace
+    edit_args = {"file_path": "a.txt", "old_string": "one", "new_string": "two"}
+
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            stdio_client(server_parameters(undecodable_workspace)) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            refused = await client.call_tool("edit", edit_args)
+            assert refused.is_error is True
+            assert text_of(refused) == f'Error: edit requires reading "{shown}/a.txt" first'
+            seen = await client.call_tool("read", {"file_path": "a.txt"})
+            assert text_of(seen).startswith(f'<path>"{shown}/a.txt"</path>\n')
+            edited = await client.call_tool("edit", edit_args)
+            assert text_of(edited) == f"The file {shown}/a.txt has been updated successfully."
+    assert (undecodable_workspace / "a.txt").read_bytes() == b"two\n"

@@ -20,6 +20,7 @@ Needs the optional dependency: ``pip install "dsh-tool-fs[mcp]"``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -35,12 +36,26 @@ from .host import Session, ToolFs
 
 SERVER_NAME = "dsh-fs"
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def _server_version() -> str:
     try:
         return version("dsh-tool-fs")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0"
+
+
+def wire_text(text: str) -> str:
+    """``text`` with each lone surrogate written as its ``\\udcxx`` escape.
+
+    A path argument may carry lone surrogates (undecodable bytes of a file
+    name, sent as JSON escapes) and error texts echo the path; JSON-RPC
+    messages must be valid UTF-8, and the SDK drops a response it cannot
+    encode, leaving the client waiting. The escape is the spelling the name
+    rule already uses in listings, so the model can send it back.
+    """
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def mcp_tools(toolfs: ToolFs) -> list[types.Tool]:
@@ -67,7 +82,7 @@ def build_server(toolfs: ToolFs, *, cwd: str | None = None) -> Server[Session]:
         arguments: Any = params.arguments if params.arguments is not None else {}
         result = await toolfs.execute(params.name, arguments, session=ctx.lifespan_context)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.text)],
+            content=[types.TextContent(type="text", text=wire_text(result.text))],
             is_error=result.is_error,
         )
 
