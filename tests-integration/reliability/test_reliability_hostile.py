@@ -814,6 +814,37 @@ CONTENT_ROWS = [
     ),
     *_both_read_paths(
         Row(
+            "read-CRLF-split-across-stream-chunks",
+            "read",
+            {"file_path": "f", "offset": 2},
+            envelope_read("{root}/f", "2: b\n\n(End of file - total 2 lines)"),
+            setup=_file("f", b"a" * (CHUNK - 1) + b"\r\nb\r\n"),
+        )
+    ),
+    *_both_read_paths(
+        Row(
+            "read-NUL-at-byte-8191-is-binary",
+            "read",
+            {"file_path": "f"},
+            'Error: cannot read "{root}/f": binary file',
+            setup=_file("f", b"a" * 8191 + b"\x00\n"),
+        )
+    ),
+    *_both_read_paths(
+        Row(
+            "read-NUL-at-byte-8192-is-text",
+            "read",
+            {"file_path": "f", "limit": 1},
+            envelope_read(
+                "{root}/f",
+                "1: " + "a" * 2000 + "... (line truncated to 2000 chars)\n\n"
+                "(End of file - total 1 lines)",
+            ),
+            setup=_file("f", b"a" * 8192 + b"\x00\n"),
+        )
+    ),
+    *_both_read_paths(
+        Row(
             "read-BOM-CRLF",
             "read",
             {"file_path": "f"},
