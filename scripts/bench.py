@@ -272,7 +272,9 @@ class Row:
             "baseline_runs": self.baseline,
             "ratio": self.ratio,
             "target": self.target_text,
+            "target_ratio": self.target,
             "peak_rss_growth_mb": self.peak_mb,
+            "peak_limit_mb": PEAK_LIMIT_MB if self.peak_mb is not None else None,
             "result": self.result,
             "note": self.note,
             "skipped": self.skipped,
@@ -700,7 +702,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="",
         help="comma-separated ids to run, e.g. W1,W5 (W1G = the 1 GB peak-memory read)",
     )
-    p.add_argument("--runs", type=int, default=None, help="timed runs per workload (default 5)")
+    p.add_argument("--runs", type=int, default=None, help="timed runs per workload (default 7)")
     p.add_argument("--tmpdir", default=None, help="where to create the data (default: system temp)")
     p.add_argument("--peak-child", nargs=2, help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -711,7 +713,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.peak_child:
         peak_child(*args.peak_child)
         return 0
-    runs = args.runs if args.runs is not None else (3 if args.quick else 5)
+    runs = args.runs if args.runs is not None else (3 if args.quick else 7)
+    if runs < 1:
+        print("--runs must be at least 1", file=sys.stderr)
+        return 2
     all_ids = [*WORKLOADS, "W1G"]
     wanted = [w.strip().upper() for w in args.only.split(",") if w.strip()] or all_ids
     unknown = [w for w in wanted if w not in all_ids]
@@ -753,7 +758,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         m = machine()
         print(
-            f"dsh-fs benchmarks — {m['date']} — Python {m['python']} on {m['platform']}, "
+            f"dsh-fs benchmarks — {m['date']} — commit {m['commit']} — "
+            f"Python {m['python']} on {m['platform']}, "
             f"{m['cpus']} CPUs — {runs} runs after 1 warm-up; ratio = product / baseline"
         )
         print(table(rows))
@@ -821,7 +827,19 @@ def peaks(rows: list[Row], d: Data, wanted: list[str], root: str) -> None:
 
 
 def machine() -> dict[str, Any]:
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=os.path.dirname(os.path.abspath(__file__)),
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.strip()
+    except OSError:
+        commit = ""
     return {
+        "commit": commit or "unknown",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.machine()}",
