@@ -726,6 +726,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick and "W1G" in wanted and not args.only:
         wanted.remove("W1G")
     started = time.perf_counter()
+    load_at_start = os.getloadavg()[0]
     root = tempfile.mkdtemp(prefix="dsh-bench-", dir=args.tmpdir)
     rows: list[Row] = []
     try:
@@ -747,6 +748,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             json.dumps(
                 {
+                    "load_at_start": load_at_start,
                     "machine": machine(),
                     "runs": runs,
                     "seconds": total,
@@ -760,7 +762,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"dsh-fs benchmarks — {m['date']} — commit {m['commit']} — "
             f"Python {m['python']} on {m['platform']}, "
-            f"{m['cpus']} CPUs — {runs} runs after 1 warm-up; ratio = product / baseline"
+            f"{m['cpus']} CPUs (load {load_at_start:.1f} → {m['load'][0]:.1f}) — "
+            f"{runs} runs after 1 warm-up; "
+            "ratio = product / baseline"
         )
         print(table(rows))
         print(f"\ntotal {total:.0f} s")
@@ -844,6 +848,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.machine()}",
         "cpus": os.cpu_count(),
+        "load": [round(x, 2) for x in os.getloadavg()],
     }
 
 
