@@ -15,6 +15,7 @@ this module the same way.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -152,6 +153,9 @@ class ForkServer:
     """
 
     def __init__(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
         self._proc = subprocess.Popen(
             [sys.executable, str(FORKSERVER_SCRIPT)],
             stdin=subprocess.PIPE,
@@ -162,6 +166,12 @@ class ForkServer:
         hello = self._reply(deadline=60.0)
         if hello.get("status") != "ready":
             raise ForkServerError(f"fork server did not start: {hello!r}")
+
+    def _restart(self) -> None:
+        """After a failed exchange the stream may be out of step: start afresh."""
+        self._proc.kill()
+        self.close()
+        self._start()
 
     def _reply(self, deadline: float) -> dict[str, Any]:
         assert self._proc.stdout is not None
@@ -215,9 +225,13 @@ class ForkServer:
             "fsize_limit": fsize_limit,
         }
         assert self._proc.stdin is not None
-        self._proc.stdin.write(json.dumps(request).encode() + b"\n")
-        self._proc.stdin.flush()
-        reply = self._reply(deadline=timeout + 30.0)
+        try:
+            self._proc.stdin.write(json.dumps(request).encode() + b"\n")
+            self._proc.stdin.flush()
+            reply = self._reply(deadline=timeout + 30.0)
+        except (OSError, ForkServerError):
+            self._restart()
+            raise
         if reply.get("status") != "ok":
             raise ForkServerError(f"fork server failed: {reply!r}")
         children: list[dict[str, Any]] = reply["children"]
@@ -232,13 +246,13 @@ class ForkServer:
         return messages[-1]["result"]
 
     def close(self) -> None:
-        if self._proc.poll() is None:
-            assert self._proc.stdin is not None
-            self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        if self._proc.stdin is not None and not self._proc.stdin.closed:
+            with contextlib.suppress(OSError):  # a killed server's pipe may be broken
+                self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
         if self._proc.stdout is not None:
             self._proc.stdout.close()
