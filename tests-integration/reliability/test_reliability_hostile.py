@@ -1327,3 +1327,27 @@ async def test_hostile_read_of_a_growing_file_ends_at_its_size_when_opened(root:
     assert result.text == envelope_read(
         f"{root}/build.log", "1: line\n\n(Showing lines 1-1 of 500000. Use offset=2 to continue.)"
     )
+
+
+@pytest.mark.parametrize("tool", ["read", "edit", "write"])
+def test_hostile_proc_kmsg_a_regular_file_whose_read_blocks_never_hangs(
+    forkserver: ForkServer, tmp_path: Path, tool: str
+) -> None:
+    """``/proc/kmsg`` is a "regular" file of size 0 whose read waits for kernel messages.
+
+    The answer depends on the machine (a container may mask it with
+    ``/dev/null``), so only "returns within 2 s, one line" is asserted.
+    """
+    args: dict[str, Any] = {"file_path": "/proc/kmsg"}
+    if tool == "edit":
+        args.update(old_string="a", new_string="b")
+    elif tool == "write":
+        args.update(content="x")
+    params = {"cwd": str(tmp_path), "policy": False, "guard": 2.0, "calls": [[tool, args]]}
+    (report,) = forkserver.run("tool_calls", params, timeout=6.0)
+    assert report["status"] == "exited", f"the call blocked or crashed: {report!r}"
+    (result,) = report["messages"][-1]["result"]["results"]
+    assert not result.get("timeout"), "the call did not return within 2 seconds"
+    if result["is_error"]:
+        assert "\n" not in result["text"] and result["code"] != "TOOL_FAILURE", result
+    print(f"\n/proc/kmsg {tool}: {result['text'][:100]!r}")
