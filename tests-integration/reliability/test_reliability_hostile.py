@@ -85,6 +85,11 @@ KNOWN_DEFECTS: dict[str, str] = {
         )
     },
     "unknown-key-with-newline": "a control character in an argument name breaks the error line",
+    **{
+        f"{tool}-offset-10e5000": "an offset of more than 4,300 digits fails the message's "
+        "int -> str conversion (TOOL_FAILURE)"
+        for tool in ("read", "list")
+    },
     "unknown-tool-with-newline": "a control character in a tool name breaks the error line",
 }
 
@@ -1099,6 +1104,7 @@ def _nested_dict(depth: int) -> Any:
     return value
 
 
+HUGE = 10**5000
 DEEP_LIST = _nested_list(100_000)
 DEEP_DICT = _nested_dict(100_000)
 THREE = _file("f.txt", b"one\ntwo\nthree\n")
@@ -1201,6 +1207,33 @@ ARGUMENT_ROWS = [
         "list",
         {"offset": 10**18},
         'offset 1000000000000000000 is out of range for "{root}" (1 entries)',
+    ),
+    _arg(
+        # More digits than int -> str converts by default (4,300): JSON has no limit.
+        "read-offset-10e5000",
+        "read",
+        {"file_path": "f.txt", "offset": HUGE},
+        f'offset 1{"0" * 5000} is out of range for "{{root}}/f.txt" (3 lines)',
+    ),
+    _arg(
+        "list-offset-10e5000",
+        "list",
+        {"offset": HUGE},
+        f'offset 1{"0" * 5000} is out of range for "{{root}}/f.txt" (1 entries)'.replace(
+            "/f.txt", ""
+        ),
+    ),
+    _arg(
+        "limit-10e5000",
+        "read",
+        {"file_path": "f.txt", "limit": HUGE},
+        "limit must be less than or equal to 2000",
+    ),
+    _arg(
+        "offset--10e5000",
+        "read",
+        {"file_path": "f.txt", "offset": -HUGE},
+        "offset must be a positive integer",
     ),
     _arg("list-offset-negative", "list", {"offset": -1}, "offset must be a positive integer"),
     _arg("list-path-int", "list", {"path": 7}, "path must be a string"),
