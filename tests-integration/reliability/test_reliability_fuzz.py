@@ -21,7 +21,7 @@ per file, and per session the generation it last observed of each file
 predicted from the model; after every step the disk must equal the model and
 hold no temporary file.
 
-Outside changes set a unique mtime, and the machine waits 5 ms after every
+Outside changes set a unique mtime, and the machine waits 11 ms after every
 successful mutation, so each generation has a distinct ``stat`` version
 (SPEC 2.3 rule 4 holds beyond the timestamp granularity; see the README).
 
@@ -60,7 +60,7 @@ DIRS = [".", "d", "d/e"]
 SESSIONS = ["A", "B"]
 TEXT = st.text(alphabet="ab\né", max_size=24)
 NEEDLES = st.sampled_from(["a", "b", "ab", "ba", "a\n", "\n", "aa", "é", "x", ""])
-SETTLE = 0.005
+SETTLE = 0.011
 """Seconds to wait after a mutation: beyond the filesystem's timestamp tick."""
 
 

@@ -12,7 +12,7 @@
 
 Versions are ``stat``-derived (SPEC 3.1), so an outside change is only
 guaranteed visible beyond the filesystem's timestamp granularity (SPEC 2.3
-rule 4): (c) waits 10 ms before each outside change. On this machine the
+rule 4): (c) waits 20 ms before each outside change. On this machine the
 kernel reuses a deleted file's inode at once, so a same-size delete-and-recreate
 within one timestamp tick would be indistinguishable — a documented limit of
 stat-based versions, not something a test should race against.
@@ -280,7 +280,7 @@ async def test_file_changed_between_read_and_mutation_is_always_stale(
         session = Session(cwd=str(root))
         read = await toolfs.execute("read", {"file_path": "f.txt"}, session=session)
         assert not read.is_error
-        await anyio.sleep(0.01)  # beyond the timestamp granularity (SPEC 2.3 rule 4)
+        await anyio.sleep(0.02)  # beyond the timestamp granularity (SPEC 2.3 rule 4)
         expected = OUTSIDE_CHANGES[change](target)
         # A symlink to another file is another identity (realpath key): the
         # policy has never seen that file, which refuses just as firmly.
