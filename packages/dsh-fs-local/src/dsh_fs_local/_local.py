@@ -10,22 +10,20 @@ import anyio
 import anyio.lowlevel
 from anyio import to_thread
 from dsh_fs import (
-    CreateIfAbsent,
     EditGuard,
+    EntryType,
     FileSystem,
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
-    FsError,
-    FsErrorCode,
     FsInfo,
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
-    ReplaceIfVersion,
     WriteIntent,
 )
-from dsh_fs.text import AppliedEdit, apply_edit, decode_previous, normalize_newlines
+from dsh_fs.preconditions import check_edit, check_write
+from dsh_fs.text import AppliedEdit, apply_edit, decode_previous, encode_text, written_text
 
 from ._atomic import mutate
 from ._listing import list_directory
@@ -128,35 +126,10 @@ class LocalFileSystem(FileSystem):
         display_path = target.display_path
 
         def check(current: os.stat_result | None) -> None:
-            if current is not None and not _is_regular(current):
-                raise FsError.cannot(
-                    "write", display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
-                )
-            if isinstance(expected, ReplaceIfVersion):
-                if current is None:
-                    raise FsError.cannot(
-                        "write", display_path, "file no longer exists", FsErrorCode.FS_STALE_VERSION
-                    )
-                if version_of(current) != expected.version:
-                    raise FsError.cannot(
-                        "write",
-                        display_path,
-                        "file changed since it was read",
-                        FsErrorCode.FS_STALE_VERSION,
-                    )
-            elif isinstance(expected, CreateIfAbsent) and current is not None:
-                raise FsError(
-                    f'cannot overwrite existing "{display_path}" without reading it first',
-                    FsErrorCode.FS_NOT_OBSERVED,
-                )
+            check_write(display_path, _state(current), expected)
 
         def plan(previous: bytes | None) -> bytes:
-            try:
-                return content.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise FsError.cannot(
-                    "write", display_path, "invalid UTF-8 text", FsErrorCode.FS_NOT_TEXT
-                ) from exc
+            return encode_text(content, "write", display_path)
 
         async with self._locks.hold(target.target_key):
             version, previous = await to_thread.run_sync(
@@ -172,7 +145,7 @@ class LocalFileSystem(FileSystem):
             operation="create" if previous is None else "update",
             version=version,
             before=None if previous is None else decode_previous(previous),
-            after=normalize_newlines(content),
+            after=written_text(content),
         )
 
     async def edit_text(
@@ -182,24 +155,7 @@ class LocalFileSystem(FileSystem):
         applied: list[AppliedEdit] = []
 
         def check(current: os.stat_result | None) -> None:
-            if current is None:
-                raise FsError.cannot(
-                    "edit",
-                    display_path,
-                    "file changed since it was read",
-                    FsErrorCode.FS_STALE_VERSION,
-                )
-            if not _is_regular(current):
-                raise FsError.cannot(
-                    "edit", display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
-                )
-            if expected is not None and version_of(current) != expected.version:
-                raise FsError.cannot(
-                    "edit",
-                    display_path,
-                    "file changed since it was read",
-                    FsErrorCode.FS_STALE_VERSION,
-                )
+            check_edit(display_path, _state(current), expected)
 
         def plan(previous: bytes | None) -> bytes:
             result = apply_edit(previous or b"", edit, display_path)
@@ -220,5 +176,6 @@ class LocalFileSystem(FileSystem):
         return FsEditOutcome(version, result.before, result.after, result.replacements)
 
 
-def _is_regular(info: os.stat_result) -> bool:
-    return entry_type_of(info.st_mode) == "file"
+def _state(info: os.stat_result | None) -> tuple[EntryType, str] | None:
+    """What the shared preconditions look at: ``(type, version)``, or ``None`` if absent."""
+    return None if info is None else (entry_type_of(info.st_mode), version_of(info))

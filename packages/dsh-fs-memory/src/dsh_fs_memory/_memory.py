@@ -30,10 +30,17 @@ from dsh_fs import (
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
-    ReplaceIfVersion,
     WriteIntent,
 )
-from dsh_fs.text import StreamDecoder, apply_edit, decode_previous, decode_text, normalize_newlines
+from dsh_fs.preconditions import check_edit, check_write
+from dsh_fs.text import (
+    StreamDecoder,
+    apply_edit,
+    decode_previous,
+    decode_text,
+    encode_text,
+    written_text,
+)
 
 STREAM_CHUNK_BYTES = 64 * 1024
 """``stream_text`` feeds the decoder this many stored bytes per chunk."""
@@ -41,12 +48,6 @@ MAX_SYMLINK_HOPS = 40
 """Following more symlinks than this while resolving one path is a loop (like Linux ``ELOOP``)."""
 
 _NOT_DIR_SEGMENT = "a parent path segment is not a directory"
-
-
-def _edit_stale(display: str) -> FsError:
-    return FsError.cannot(
-        "edit", display, "file changed since it was read", FsErrorCode.FS_STALE_VERSION
-    )
 
 
 class _File:
@@ -512,12 +513,7 @@ class MemoryFileSystem(FileSystem):
         self, target: FsTarget, content: str, expected: WriteIntent | None = None
     ) -> FsWriteOutcome:
         display = target.display_path
-        try:
-            data = content.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise FsError.cannot(
-                "write", display, "invalid UTF-8 text", FsErrorCode.FS_NOT_TEXT
-            ) from exc
+        data = encode_text(content, "write", display)
         key = target.target_key
         entry = self._lock_for(key)
         try:
@@ -534,28 +530,8 @@ class MemoryFileSystem(FileSystem):
                     raise FsError.cannot(
                         "write", display, str(exc.strerror), FsErrorCode.FS_IO_ERROR
                     ) from exc
-                if node is not None and type(node) is not _File:
-                    raise FsError.cannot(
-                        "write", display, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
-                    )
-                if isinstance(expected, ReplaceIfVersion):
-                    if node is None:
-                        raise FsError.cannot(
-                            "write", display, "file no longer exists", FsErrorCode.FS_STALE_VERSION
-                        )
-                    if node.info.version != expected.version:
-                        raise FsError.cannot(
-                            "write",
-                            display,
-                            "file changed since it was read",
-                            FsErrorCode.FS_STALE_VERSION,
-                        )
-                elif expected is not None and node is not None:
-                    raise FsError(
-                        f'cannot overwrite existing "{display}" without reading it first',
-                        FsErrorCode.FS_NOT_OBSERVED,
-                    )
-                before = None if node is None else decode_previous(node.data)
+                check_write(display, None if node is None else _state(node), expected)
+                before = decode_previous(node.data) if isinstance(node, _File) else None
                 try:
                     stored = self._store_file(physical, data)
                 except OSError as exc:
@@ -564,9 +540,11 @@ class MemoryFileSystem(FileSystem):
                     ) from exc
         finally:
             self._unlock(key, entry)
-        after = normalize_newlines(content[1:] if content.startswith("\ufeff") else content)
         return FsWriteOutcome(
-            "create" if node is None else "update", stored.info.version, before, after
+            "create" if node is None else "update",
+            stored.info.version,
+            before,
+            written_text(content),
         )
 
     async def edit_text(
@@ -580,23 +558,18 @@ class MemoryFileSystem(FileSystem):
                 await checkpoint()
                 # Nothing below awaits: the checks and the commit are one atomic step.
                 physical, node = self._follow(target, "edit")
-                if node is None:
-                    raise _edit_stale(display)
-                if type(node) is not _File:
-                    raise FsError.cannot(
-                        "edit", display, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
-                    )
-                if expected is not None and node.info.version != expected.version:
-                    raise _edit_stale(display)
-                try:
-                    applied = apply_edit(node.data, edit, display)
-                except UnicodeEncodeError as exc:
-                    raise FsError.cannot(
-                        "edit", display, "invalid UTF-8 text", FsErrorCode.FS_NOT_TEXT
-                    ) from exc
+                check_edit(display, None if node is None else _state(node), expected)
+                assert isinstance(node, _File)  # check_edit refused anything else
+                applied = apply_edit(node.data, edit, display)
                 stored = self._store_file(physical, applied.data)
         finally:
             self._unlock(key, entry)
         return FsEditOutcome(
             stored.info.version, applied.before, applied.after, applied.replacements
         )
+
+
+def _state(node: _Node) -> tuple[EntryType, str]:
+    """What the shared preconditions look at: the node's ``(type, version)``."""
+    kind = node.info.type
+    return ("other" if kind == "symlink" else kind), node.info.version

@@ -66,6 +66,15 @@ def encode_text(text: str, verb: str, display_path: str) -> bytes:
         raise not_text(verb, display_path, "invalid UTF-8 text") from exc
 
 
+def written_text(content: str) -> str:
+    """The ``after`` text of a write: ``content`` LF-normalized, without a leading BOM.
+
+    The bytes written are exactly ``content`` (BOM included); only the texts
+    of an outcome leave the BOM out, as reads do.
+    """
+    return normalize_newlines(content[1:] if content.startswith("\ufeff") else content)
+
+
 def decode_previous(data: bytes) -> str | None:
     """The LF-normalized previous content of a replaced file, or ``None`` if not text."""
     if b"\0" in data[:BINARY_SNIFF_BYTES]:

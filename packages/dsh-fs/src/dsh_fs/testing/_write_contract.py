@@ -75,6 +75,15 @@ class WriteContract(ContractBase):
         assert await scratch.fs.read_text(target) == "with bom\n"
 
     @pytest.mark.anyio
+    async def test_write_outcome_texts_leave_the_byte_order_mark_out(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("bom.txt", b"\xef\xbb\xbfold\r\n")
+        target = await scratch.fs.resolve("bom.txt")
+        outcome = await scratch.fs.write_text(target, "\ufeffnew\r\n")
+        assert (outcome.before, outcome.after) == ("old\n", "new\n")
+
+    @pytest.mark.anyio
     @pytest.mark.parametrize(
         "previous",
         [b"\x00\x01\x02binary", b"text then \xff invalid", "€".encode()[:2]],
