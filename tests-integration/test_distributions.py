@@ -60,7 +60,7 @@ def test_a_distribution_installs_alone_with_only_the_seam(
     venv.create(env, with_pip=True)
     python = env / "bin" / "python"
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-cache-dir",
          str(REPO / "packages" / dist)],
         capture_output=True, text=True, timeout=600, check=False,
     )
