@@ -30,7 +30,7 @@ from ._listing import list_directory
 from ._locks import TargetLocks
 from ._os_errors import os_failure
 from ._paths import display_path_of, entry_type_of, path_type_of, target_key_of, version_of
-from ._reading import open_stream, read_text_file
+from ._reading import STREAM_CHUNKS_PER_HOP, open_stream, read_text_file
 
 
 class LocalFileSystem(FileSystem):
@@ -42,7 +42,8 @@ class LocalFileSystem(FileSystem):
     Thread hops: ``resolve``, ``stat`` and ``lstat`` are a few metadata
     syscalls and run inline (no worker thread); ``read_text``, ``list_dir``,
     ``write_text`` and ``edit_text`` each make exactly one
-    ``anyio.to_thread.run_sync`` call; ``stream_text`` makes one per chunk.
+    ``anyio.to_thread.run_sync`` call; ``stream_text`` makes one for its first
+    1 MiB chunk, then one per ``STREAM_CHUNKS_PER_HOP`` (4) chunks.
 
     Cancellation: worker calls are never abandoned (``abandon_on_cancel=False``).
     A mutation cancelled before its worker call starts has done nothing; once
@@ -109,9 +110,12 @@ class LocalFileSystem(FileSystem):
             if text:
                 yield text
             while not done:
-                text, done = await to_thread.run_sync(stream.step, abandon_on_cancel=False)
-                if text:
-                    yield text
+                texts, done = await to_thread.run_sync(
+                    stream.steps, STREAM_CHUNKS_PER_HOP, abandon_on_cancel=False
+                )
+                for text in texts:
+                    if text:
+                        yield text
         finally:
             os.close(stream.fd)
 

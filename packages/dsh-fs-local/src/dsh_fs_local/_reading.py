@@ -21,6 +21,8 @@ from ._os_errors import os_failure
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 STREAM_CHUNK_BYTES = 1 << 20
 """Bytes read per ``stream_text`` step (one worker-thread hop each)."""
+STREAM_CHUNKS_PER_HOP = 4
+"""Chunks read and decoded per worker-thread hop after the first (4 MiB of text in flight)."""
 
 
 def _not_regular(verb: str, display_path: str) -> FsError:
@@ -127,6 +129,20 @@ class OpenStream:
             if self._remaining == 0:
                 return self._decoder.feed(chunk, final=True), True
         return self._decoder.feed(chunk), False
+
+    def steps(self, count: int) -> tuple[list[str], bool]:
+        """Up to ``count`` steps in one worker call: the texts and whether the end was reached.
+
+        Each chunk is still read and decoded on its own (1 MiB stays
+        cache-friendly for the consumer); only the thread hop is shared.
+        """
+        texts: list[str] = []
+        for _ in range(count):
+            text, done = self.step()
+            texts.append(text)
+            if done:
+                return texts, True
+        return texts, False
 
 
 def open_stream(path: str, display_path: str) -> tuple[OpenStream, str, bool]:
