@@ -20,7 +20,7 @@ from ._os_errors import os_failure
 
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 STREAM_CHUNK_BYTES = 1 << 20
-"""Bytes read per ``stream_text`` step (one worker-thread hop each)."""
+"""Bytes read and decoded per ``stream_text`` step (``STREAM_CHUNKS_PER_HOP`` steps per hop)."""
 STREAM_CHUNKS_PER_HOP = 4
 """Chunks read and decoded per worker-thread hop after the first (4 MiB of text in flight)."""
 
