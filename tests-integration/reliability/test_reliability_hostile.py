@@ -8,12 +8,13 @@ byte-identical (names, bytes, modes, owners, inodes, symlink targets).
 
 Invariants checked on every result (:func:`check_result`):
 
-* a successful text encodes as UTF-8: an undecodable file name (a lone
-  surrogate) is written by the name rule, never raw;
-* an error text is one line without any control character (a file name
-  cannot break it into several lines or forge what follows). It may echo a
-  lone surrogate of the path the model sent: the transports own that byte
-  (the CLI writes it back raw, the MCP server escapes it).
+* an envelope (list, read, write) encodes as UTF-8: an undecodable file name
+  (a lone surrogate) is written by the name rule, never raw;
+* a sentence (an error, the edit confirmation) is one line without any
+  control character, so a file name cannot break it into several lines or
+  forge what follows. It may echo a lone surrogate of the path: the
+  transports own that byte (the CLI writes it back raw, the MCP server
+  escapes it).
 
 FIFOs, ``/dev/zero``, ``/dev/stdin`` and sockets run in a forked child under
 ``anyio.fail_after(2)`` with a hard kill at the fork server's deadline, so a
@@ -70,27 +71,10 @@ class Row:
 # entry is removed by the commit that fixes it (README: "Defects found").
 KNOWN_DEFECTS: dict[str, str] = {
     **{
-        f"{tool}-NUL-in-path": "the NUL byte of the path reaches the error text raw"
-        for tool in ("read", "write", "edit", "list")
-    },
-    **{
-        name: "a control character or lone surrogate in a path reaches the edit sentence "
-        "raw (several lines; not encodable as UTF-8), a control character the error texts"
-        for name in (
-            "newline",
-            "fake-entry-and-footer",
-            "undecodable",
-            "tab-and-escape",
-            "del-and-c1",
-        )
-    },
-    "unknown-key-with-newline": "a control character in an argument name breaks the error line",
-    **{
         f"{tool}-offset-10e5000": "an offset of more than 4,300 digits fails the message's "
         "int -> str conversion (TOOL_FAILURE)"
         for tool in ("read", "list")
     },
-    "unknown-tool-with-newline": "a control character in a tool name breaks the error line",
 }
 
 
@@ -101,8 +85,11 @@ def known_defect(row_id: str) -> list[pytest.MarkDecorator]:
 
 def check_result(result: ToolResult) -> None:
     text = result.text
-    if not result.is_error:
-        text.encode("utf-8")  # raises on a lone surrogate
+    if text.startswith("<path>"):
+        text.encode("utf-8")  # an envelope never holds a lone surrogate (name rule)
+    else:
+        bad = [c for c in text if unicodedata.category(c) == "Cc"]
+        assert bad == [], f"control characters in a one-line text: {bad!r}"
     if result.is_error:
         assert text.startswith("Error: ")
         bad = [c for c in text if unicodedata.category(c) == "Cc"]
@@ -625,38 +612,46 @@ class Name:
     listed: str
     """How the file's own entry appears in a list of its directory."""
     shown: str
-    """How ``{root}/<path>`` appears in a ``<path>`` envelope (and the edit sentence)."""
+    """How ``{root}/<path>`` appears in a ``<path>`` envelope (the name rule)."""
+    sentence: str | None = None
+    """How it appears in the edit sentence and in errors, when not as is:
+    control characters JSON-escaped, the rest untouched."""
 
 
 UNDECODABLE = os.fsdecode(b"bad\xff.txt")
 HOSTILE_NAMES = [
-    Name("newline", "a\nb.txt", '"a\\nb.txt"', '"{root}/a\\nb.txt"'),
+    Name("newline", "a\nb.txt", '"a\\nb.txt"', '"{root}/a\\nb.txt"', "{root}/a\\nb.txt"),
     Name(
         "fake-entry-and-footer",
         "a.txt\n\n(1 entry: 0 directories, 1 file)",
         '"a.txt\\n\\n(1 entry: 0 directories, 1 file)"',
         '"{root}/a.txt\\n\\n(1 entry: 0 directories, 1 file)"',
+        "{root}/a.txt\\n\\n(1 entry: 0 directories, 1 file)",
     ),
     Name("close-content", "</content>/f.txt", "f.txt", '"{root}/<\\/content>/f.txt"'),
     Name("close-path", "</path>/f.txt", "f.txt", '"{root}/<\\/path>/f.txt"'),
     Name("trailing-at", "x@", '"x@"', '"{root}/x@"'),
     Name("leading-quote", '"q.txt', '"\\"q.txt"', '{root}/"q.txt'),
     Name("backslash", "back\\slash.txt", '"back\\\\slash.txt"', '"{root}/back\\\\slash.txt"'),
+    # Sentences keep the lone surrogate: the transports own it (CLI raw, MCP escaped).
     Name("undecodable", UNDECODABLE, '"bad\\udcff.txt"', '"{root}/bad\\udcff.txt"'),
     Name(
         "tab-and-escape",
         "t\tab\x1b[2J.txt",
         '"t\\tab\\u001b[2J.txt"',
         '"{root}/t\\tab\\u001b[2J.txt"',
+        "{root}/t\\tab\\u001b[2J.txt",
     ),
-    Name("del-and-c1", "d\x7fc\x85.txt", '"d\\u007fc\\u0085.txt"', '"{root}/d\\u007fc\\u0085.txt"'),
+    Name(
+        "del-and-c1",
+        "d\x7fc\x85.txt",
+        '"d\\u007fc\\u0085.txt"',
+        '"{root}/d\\u007fc\\u0085.txt"',
+        "{root}/d\\u007fc\\u0085.txt",
+    ),
     # U+202E is category Cf, not Cc: SPEC 5.9 keeps it verbatim.
     Name("rtl-override", "evil\u202etxt.exe", "evil\u202etxt.exe", "{root}/evil\u202etxt.exe"),
 ]
-
-
-def _names_needing_edit_quoting(shown: str) -> bool:
-    return any(unicodedata.category(c) in ("Cc", "Cs") for c in shown)
 
 
 @pytest.mark.anyio
@@ -695,15 +690,15 @@ async def test_hostile_names_cannot_forge_output(root: Path, name: Name) -> None
         "edit", {"file_path": name.path, "old_string": "two", "new_string": "2"}, session=session
     )
     check_result(edit)
-    # SPEC 5.8 writes the display path as is; one that would break the line or
-    # the encoding is written by the name rule instead (no output is forged).
-    raw = f"{root}/{name.path}"
-    in_sentence = shown if _names_needing_edit_quoting(raw) else raw
+    # SPEC 5.8 writes the display path as is; its control characters are
+    # escaped, so the sentence stays one line (no output is forged).
+    in_sentence = _fill(root, name.sentence or "{root}/" + name.path)
     assert edit.text == f"The file {in_sentence} has been updated successfully."
     assert target.read_bytes() == b"one\n2\n"
 
     missing = await toolfs.execute("read", {"file_path": name.path + ".missing"}, session=session)
     check_result(missing)
+    assert missing.text == f'Error: cannot read "{in_sentence}.missing": not found'
     assert missing.error is not None and missing.error.code == "FS_NOT_FOUND"
     assert leftovers(root) == []
 

@@ -31,6 +31,7 @@ from .definitions import (
     build_prompt_sections,
 )
 from .executors import Execution, Progress, ToolOutput
+from .names import escape_controls
 
 logger = logging.getLogger("dsh_tool_fs")
 
@@ -104,6 +105,7 @@ class ToolResult:
 
     @classmethod
     def failure(cls, message: str, name: str, code: str) -> ToolResult:
+        message = escape_controls(message)  # always one line, as render_error writes it
         return cls(
             is_error=True,
             text=mutation_render.render_error(message),

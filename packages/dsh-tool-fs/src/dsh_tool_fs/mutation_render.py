@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .names import quote_name
+from .names import escape_controls, quote_name
 
 __all__ = ["edit_value", "render_edit", "render_error", "render_write", "write_value"]
 
@@ -26,22 +26,26 @@ def render_write(display_path: str, operation: Literal["create", "update"]) -> s
 
 
 def render_edit(display_path: str, *, replace_all: bool) -> str:
-    """The edit confirmation sentence.
+    """The edit confirmation sentence: always one line.
 
-    The display path is written as is: SPEC 5.9 quotes list entries and the
-    ``<path>`` of envelopes, and this sentence is not an envelope.
+    The display path is written as is (SPEC 5.8), except that its control
+    characters are JSON-escaped like those of an error message, so a file name
+    cannot break the sentence into several lines. (Lone surrogates are left to
+    the transports, as in error messages.)
     """
+    shown = escape_controls(display_path)
     if replace_all:
-        return (
-            f"The file {display_path} has been updated. "
-            "All occurrences were successfully replaced."
-        )
-    return f"The file {display_path} has been updated successfully."
+        return f"The file {shown} has been updated. All occurrences were successfully replaced."
+    return f"The file {shown} has been updated successfully."
 
 
 def render_error(message: str) -> str:
-    """The model projection of any failure."""
-    return f"Error: {message}"
+    """The model projection of any failure: always one line.
+
+    Control characters (from a path or an argument name the model chose) are
+    JSON-escaped; an ordinary message is unchanged.
+    """
+    return f"Error: {escape_controls(message)}"
 
 
 def write_value(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["needs_quoting", "quote_name"]
+__all__ = ["escape_controls", "needs_quoting", "quote_name"]
 
 # Cc (C0, DEL, C1), the backslash, "</" and lone surrogates (undecodable bytes
 # that os.fsdecode turned into U+DC80..U+DCFF, or any other unpaired surrogate).
@@ -27,6 +27,10 @@ _SHORT_ESCAPES = {
     "\b": "\\b",
     "\f": "\\f",
 }
+
+
+# What breaks a line: control characters (Cc).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -57,3 +61,17 @@ def quote_name(name: str) -> str:
     if not needs_quoting(name):
         return name
     return '"' + _ESCAPED.sub(_escape, name).replace("</", "<\\/") + '"'
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with each control character (Cc) JSON-escaped: always one line.
+
+    For sentences that echo a path or an argument name the model chose (error
+    messages, the edit confirmation):
+    ``\\n``, ``\\t``, ``\\r``, ``\\b``, ``\\f`` and lowercase ``\\uxxxx``;
+    everything else is untouched, so an ordinary message is unchanged and
+    applying it twice changes nothing more. Lone surrogates are left to the
+    transports, which own them: the CLI writes an undecodable byte back raw,
+    the MCP server escapes it.
+    """
+    return _CONTROL.sub(_escape, text)
