@@ -69,13 +69,7 @@ class Row:
 
 # Rows that fail on the code as it stands, with the defect they expose; each
 # entry is removed by the commit that fixes it (README: "Defects found").
-KNOWN_DEFECTS: dict[str, str] = {
-    **{
-        f"{tool}-offset-10e5000": "an offset of more than 4,300 digits fails the message's "
-        "int -> str conversion (TOOL_FAILURE)"
-        for tool in ("read", "list")
-    },
-}
+KNOWN_DEFECTS: dict[str, str] = {}
 
 
 def known_defect(row_id: str) -> list[pytest.MarkDecorator]:

@@ -17,6 +17,7 @@ from operator import attrgetter
 from dsh_fs import FsDirEntry, FsError, FsErrorCode
 
 from .names import quote_name
+from .read_render import decimal_text
 
 __all__ = [
     "ListPage",
@@ -102,7 +103,7 @@ def build_list_page(
     total = len(listed)
     if offset > total and not (offset == 1 and total == 0):
         raise FsError(
-            f'offset {offset} is out of range for "{display_path}" ({total} entries)',
+            f'offset {decimal_text(offset)} is out of range for "{display_path}" ({total} entries)',
             FsErrorCode.FS_NOT_FOUND,
         )
     end = offset - 1 + max_entries

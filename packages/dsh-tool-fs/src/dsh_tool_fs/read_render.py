@@ -24,6 +24,7 @@ __all__ = [
     "WindowBuilder",
     "build_window",
     "check_offset",
+    "decimal_text",
     "read_footer",
     "read_value",
     "render_read",
@@ -373,10 +374,34 @@ def check_offset(window: ReadWindow, display_path: str) -> None:
         window.offset == 1 and window.total_lines == 0
     ):
         raise FsError(
-            f'offset {window.offset} is out of range for "{display_path}" '
+            f'offset {decimal_text(window.offset)} is out of range for "{display_path}" '
             f"({window.total_lines} lines)",
             FsErrorCode.FS_NOT_FOUND,
         )
+
+
+_DIGITS_PER_PART = 4000
+"""Below CPython's default int -> str limit of 4,300 digits."""
+
+
+def decimal_text(number: int) -> str:
+    """``str(number)``, also beyond CPython's 4,300-digit conversion limit.
+
+    Arguments arrive as decoded JSON, which bounds no integer: an offset of
+    5,000 digits must still be echoed in its out-of-range message instead of
+    failing the call. Larger numbers are converted in parts under the limit.
+    """
+    try:
+        return str(number)
+    except ValueError:
+        sign, rest = ("-", -number) if number < 0 else ("", number)
+        base = 10**_DIGITS_PER_PART
+        parts: list[int] = []
+        while rest:
+            rest, part = divmod(rest, base)
+            parts.append(part)
+        head, *tail = reversed(parts)
+        return sign + str(head) + "".join(str(part).zfill(_DIGITS_PER_PART) for part in tail)
 
 
 def read_footer(window: ReadWindow) -> str:
