@@ -4,56 +4,11 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
-from dataclasses import fields
 
-from dsh_fs import EntryType, FsDirEntry, FsError, FsErrorCode, FsTarget
+from dsh_fs import EntryType, FsDirEntry, FsError, FsErrorCode, new_dir_entry
 
 from ._os_errors import os_failure
 from ._paths import entry_type_of, version_of
-
-# A listing builds two frozen dataclass instances per child. Their generated
-# ``__init__`` (an ``object.__setattr__`` call per field) was the largest cost
-# of listing 20,000 entries; ``_dir_entry`` fills the slots through their
-# descriptors instead: three times cheaper, the very same objects (equal,
-# hashable, same repr). Should the seam types gain a field, the check below
-# falls back to the ordinary constructors.
-_new = object.__new__
-
-
-def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
-    setter: Callable[[object, object], None] = vars(cls)[name].__set__
-    return setter
-
-
-_set_key = _slot_setter(FsTarget, "target_key")
-_set_display = _slot_setter(FsTarget, "display_path")
-_set_name = _slot_setter(FsDirEntry, "name")
-_set_type = _slot_setter(FsDirEntry, "type")
-_set_target = _slot_setter(FsDirEntry, "target")
-_set_version = _slot_setter(FsDirEntry, "version")
-_set_size = _slot_setter(FsDirEntry, "size")
-_SLOTS_AS_EXPECTED = [f.name for f in fields(FsTarget)] == ["target_key", "display_path"] and [
-    f.name for f in fields(FsDirEntry)
-] == ["name", "type", "target", "version", "size"]
-
-
-def _dir_entry(
-    name: str, kind: EntryType, key: str, display_path: str, version: str | None, size: int | None
-) -> FsDirEntry:
-    """``FsDirEntry(name, kind, FsTarget(key, display_path), version, size)``, slot by slot."""
-    if not _SLOTS_AS_EXPECTED:
-        return FsDirEntry(name, kind, FsTarget(key, display_path), version, size)
-    target = _new(FsTarget)
-    _set_key(target, key)
-    _set_display(target, display_path)
-    entry = _new(FsDirEntry)
-    _set_name(entry, name)
-    _set_type(entry, kind)
-    _set_target(entry, target)
-    _set_version(entry, version)
-    _set_size(entry, size)
-    return entry
 
 
 def _list_failure(key: str, display_path: str, exc: OSError) -> FsError:
@@ -123,7 +78,7 @@ def list_directory(key: str, display_path: str, with_stat: bool) -> list[FsDirEn
                     except OSError:
                         # Removed between readdir and a needed stat: skip it.
                         continue
-                append(_dir_entry(name, kind, child_key, display_prefix + name, version, size))
+                append(new_dir_entry(name, kind, child_key, display_prefix + name, version, size))
         except OSError as exc:
             raise os_failure("list", display_path, exc) from exc
     return entries

@@ -21,6 +21,7 @@ from ._types import (
     PathType,
     ReplaceIfVersion,
     WriteIntent,
+    new_dir_entry,
 )
 from .entry_points import (
     BACKENDS_GROUP,
@@ -61,4 +62,5 @@ __all__ = [
     "load_backend_factory",
     "load_plugin",
     "make_plugin_manager",
+    "new_dir_entry",
 ]
