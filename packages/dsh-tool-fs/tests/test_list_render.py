@@ -73,6 +73,28 @@ def test_ordering_is_total_and_independent_of_input_order(
     assert all(a < b for a, b in itertools.pairwise(keys))
 
 
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.tuples(st.text(max_size=4), st.sampled_from(["file", "directory", "other"])),
+        min_size=1,
+        max_size=80,
+        unique_by=lambda t: t[0],
+    ),
+    st.integers(min_value=1, max_value=20),
+    st.integers(min_value=1, max_value=20),
+)
+def test_any_page_is_the_slice_of_the_fully_ordered_directory(
+    items: list[tuple[str, EntryType]], offset: int, max_entries: int
+) -> None:
+    # Early pages of large directories are picked without sorting everything:
+    # whichever way, the page is the same slice of the one order.
+    entries = [entry(name, type_) for name, type_ in items]
+    offset = min(offset, len(entries))
+    built = page(entries, offset=offset, max_entries=max_entries)
+    assert list(built.entries) == order_entries(entries)[offset - 1 : offset - 1 + max_entries]
+
+
 # --- the whole directory on one page --------------------------------------------------------
 
 
