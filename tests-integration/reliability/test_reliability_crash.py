@@ -316,3 +316,69 @@ def test_sigkill_during_create_leaves_no_file_or_the_whole_file(
         assert not result.is_error, result.text
         assert [c for c in leftovers(tmp_path) if c.endswith(".tmp")] == [], f"trial {trial}"
     print(f"\ncrash during create ({size} B): {trials} trials, file present after {created}")
+
+
+# -- calls cancelled through the cancel event ---------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_cancelled_streamed_reads_answer_aborted_and_leak_no_descriptor(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "big.txt").write_bytes(b"line of text\n" * 2_000_000)  # 26 MB, streamed
+    toolfs = ToolFs.from_entry_points(
+        backend="local",
+        plugins=("policy",),
+        cwd=str(tmp_path),
+        config={"read_stream_min_size": 1},
+    )
+    session = Session(cwd=str(tmp_path))
+    rng = random.Random(7)
+    before = len(os.listdir("/proc/self/fd"))
+    outcomes: dict[str, int] = {}
+    for i in range(60):
+        cancel = anyio.Event()
+
+        async def fire(delay: float, event: anyio.Event = cancel) -> None:
+            await anyio.sleep(delay)
+            event.set()
+
+        # Every other call is cancelled a few ms in; the others never are.
+        delay = rng.uniform(0.0, 0.01) if i % 2 else 3600.0
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(fire, delay)
+            result = await toolfs.execute(
+                "read", {"file_path": "big.txt", "limit": 1}, session=session, cancel=cancel
+            )
+            tg.cancel_scope.cancel()
+        if result.is_error:
+            assert result.text == "Error: read aborted"
+            assert result.error is not None and result.error.code == "FS_ABORTED"
+        else:
+            assert result.text.endswith(
+                "(Showing lines 1-1 of 2000000. Use offset=2 to continue.)\n</content>"
+            )
+        outcomes[result.text[:19]] = outcomes.get(result.text[:19], 0) + 1
+    assert len(os.listdir("/proc/self/fd")) <= before
+    assert outcomes.get("Error: read aborted", 0) > 0
+    print(f"\ncancelled reads: {outcomes}")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tool", ["write", "edit"])
+async def test_a_mutation_cancelled_before_it_starts_changes_nothing(root: Path, tool: str) -> None:
+    (root / "f.txt").write_text("one\n")
+    toolfs = ToolFs.from_entry_points(backend="local", plugins=("policy",), cwd=str(root))
+    session = Session(cwd=str(root))
+    assert not (await toolfs.execute("read", {"file_path": "f.txt"}, session=session)).is_error
+    before = snapshot_tree(root)
+    cancel = anyio.Event()
+    cancel.set()
+    args: dict[str, Any] = (
+        {"file_path": "f.txt", "content": "two\n"}
+        if tool == "write"
+        else {"file_path": "f.txt", "old_string": "one", "new_string": "two"}
+    )
+    result = await toolfs.execute(tool, args, session=session, cancel=cancel)
+    assert result.text == "Error: resolve aborted"
+    assert snapshot_tree(root) == before
