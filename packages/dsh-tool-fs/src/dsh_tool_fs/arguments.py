@@ -94,24 +94,33 @@ def _typed(kind: Kind, value: Any) -> tuple[bool, Any]:
     return False, value
 
 
+# Per tool, computed once: the names it accepts and the names it requires.
+_KNOWN: dict[str, frozenset[str]] = {
+    tool: frozenset(name for name, _, _ in parameters) for tool, parameters in PARAMETERS.items()
+}
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    tool: tuple(name for name, _, required in parameters if required)
+    for tool, parameters in PARAMETERS.items()
+}
+
+
 def check_shape(tool: str, args: Any) -> dict[str, Any]:
     """Stage one: the object, its keys and their JSON types. Returns the present values.
 
     ``null`` for an optional key counts as absent; ``null`` for a required
     key is a wrong type.
     """
-    parameters = PARAMETERS[tool]
     if not isinstance(args, Mapping):
         raise ToolArgumentError("arguments must be a JSON object")
-    known = {name for name, _, _ in parameters}
-    for key in args:
-        if key not in known:
-            raise ToolArgumentError(f'unknown argument "{key}"')
-    for name, _, required in parameters:
-        if required and name not in args:
+    known = _KNOWN[tool]
+    if not known.issuperset(args):
+        unknown = next(key for key in args if key not in known)
+        raise ToolArgumentError(f'unknown argument "{unknown}"')
+    for name in _REQUIRED[tool]:
+        if name not in args:
             raise ToolArgumentError(f"{name} is required")
     values: dict[str, Any] = {}
-    for name, kind, required in parameters:
+    for name, kind, required in PARAMETERS[tool]:
         if name not in args:
             continue
         value = args[name]
