@@ -261,12 +261,30 @@ FSIZE_LIMIT = 256 * 1024
             "edit",
             id="edit-growing-the-file",
         ),
+        pytest.param(
+            [
+                ["read", {"file_path": "linked.txt"}],
+                ["write", {"file_path": "linked.txt", "content": "x" * MB}],
+            ],
+            "write",
+            id="write-over-hard-linked-in-place",
+        ),
+        pytest.param(
+            [
+                ["read", {"file_path": "linked.txt"}],
+                ["edit", {"file_path": "linked.txt", "old_string": "MARK", "new_string": "y" * MB}],
+            ],
+            "edit",
+            id="edit-hard-linked-in-place",
+        ),
     ],
 )
 def test_write_failing_halfway_leaves_the_previous_version(
     forkserver: ForkServer, tmp_path: Path, calls: list[Any], verb: str
 ) -> None:
     (tmp_path / "f.txt").write_bytes(b"keep me\n" * 1000 + b"MARK\n")
+    (tmp_path / "linked.txt").write_bytes(b"keep me\n" * 1000 + b"MARK\n")
+    os.link(tmp_path / "linked.txt", tmp_path / "other-name.txt")
     before = snapshot_tree(tmp_path)
     params = {"cwd": str(tmp_path), "calls": calls}
     result = forkserver.result("tool_calls", params, fsize_limit=FSIZE_LIMIT)
@@ -275,7 +293,8 @@ def test_write_failing_halfway_leaves_the_previous_version(
     path = calls[-1][1]["file_path"]
     assert last["text"] == f'Error: cannot {verb} "{tmp_path}/{path}": File too large'
     assert last["code"] == "FS_IO_ERROR"
-    # Nothing half-written, no temporary file, no directory made for nothing.
+    # Nothing half-written (a hard-linked file is put back in place), no
+    # temporary or backup file, no directory made for nothing.
     assert snapshot_tree(tmp_path) == before
 
 

@@ -241,6 +241,8 @@ def _rewrite_in_place(
             # Put the previous content back; the backup stays if even that fails.
             _pwrite_all(fd, previous)
             os.ftruncate(fd, len(previous))
+            with contextlib.suppress(OSError):  # and its mtime: a failed write changed nothing
+                os.utime(fd, ns=(current.st_atime_ns, current.st_mtime_ns))
             os.fsync(fd)
             os.unlink(backup)
             raise
