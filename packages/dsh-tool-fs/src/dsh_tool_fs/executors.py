@@ -37,7 +37,13 @@ from .arguments import EditArgs, ListArgs, ReadArgs, WriteArgs
 from .config import ToolFsConfig
 
 
-@dataclass(frozen=True, slots=True)
+# The two per-call records below are plain slotted dataclasses, not frozen
+# ones: a frozen dataclass pays an ``object.__setattr__`` call per field on
+# every construction, a visible share of a small call's cost. Nothing
+# mutates them after construction (``Progress`` is the one mutable part).
+
+
+@dataclass(slots=True)
 class ToolOutput:
     """What a successful tool body produced: model text, canonical value, diff metadata."""
 
@@ -55,7 +61,7 @@ class Progress:
         self.verb = "resolve"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Execution:
     """Everything a tool body needs for one call."""
 
