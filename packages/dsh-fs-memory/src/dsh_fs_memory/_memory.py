@@ -10,6 +10,7 @@ a reader never sees a partial write and a cancelled write changes nothing.
 from __future__ import annotations
 
 import errno
+import functools
 import itertools
 import os
 import posixpath
@@ -114,6 +115,12 @@ def _absolute(path: str, base: str) -> str:
     if norm.startswith("//"):
         norm = "/" + norm.lstrip("/")
     return norm
+
+
+@functools.lru_cache(maxsize=64)
+def _base(cwd: str, default: str) -> str:
+    """A call's ``cwd`` made absolute (cached: a session passes the same one on every call)."""
+    return _absolute(cwd, default)
 
 
 class MemoryFileSystem(FileSystem):
@@ -375,7 +382,7 @@ class MemoryFileSystem(FileSystem):
     def _display(self, path: str, cwd: str | None) -> str:
         if not path or path.isspace():
             raise FsError("file_path must be a non-empty string", FsErrorCode.FS_NOT_FOUND)
-        base = self._cwd if cwd is None else _absolute(cwd, self._cwd)
+        base = self._cwd if cwd is None else _base(cwd, self._cwd)
         return _absolute(path, base)
 
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
