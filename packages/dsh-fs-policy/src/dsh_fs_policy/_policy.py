@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from dsh_fs import (
@@ -15,6 +16,15 @@ from dsh_fs import (
     WriteIntent,
     hookimpl,
 )
+
+
+def _forget(table: dict[int, Any], key: int) -> Callable[[weakref.ref[Any]], None]:
+    """The callback that drops ``key`` from ``table`` once its owner is collected."""
+
+    def forget(_: weakref.ref[Any]) -> None:
+        table.pop(key, None)
+
+    return forget
 
 
 class FsPolicy:
@@ -37,15 +47,22 @@ class FsPolicy:
     :meth:`reset` (which ``dsh_tool_fs.ToolFs.unregister`` calls) drops it.
     Owners that cannot be weakly referenced (a plain string, say) are held in
     a strong map instead, cleared the same way.
+
+    Weakly referenceable owners are told apart by identity: their map is
+    keyed by ``id(owner)`` and holds one weak reference per owner, made when
+    the owner first records something, whose callback removes the entry when
+    the owner is collected (before its id can be reused). Looking an owner
+    up therefore creates nothing, unlike a ``WeakKeyDictionary`` lookup,
+    which makes a fresh weak reference on every call.
     """
 
     def __init__(self) -> None:
-        self._weak: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+        self._weak: dict[int, tuple[weakref.ref[Any], dict[str, str]]] = {}
         self._strong: dict[Any, dict[str, str]] = {}
 
     def reset(self) -> None:
         """Forget every observation of every owner."""
-        self._weak = weakref.WeakKeyDictionary()
+        self._weak = {}
         self._strong = {}
 
     def owner_count(self) -> int:
@@ -60,16 +77,21 @@ class FsPolicy:
         return None if versions is None else versions.get(target_key)
 
     def _versions(self, owner: Any, *, create: bool) -> dict[str, str] | None:
+        entry = self._weak.get(id(owner))
+        if entry is not None:
+            return entry[1]
         try:
-            versions = self._weak.get(owner)
-            if versions is None and create:
-                versions = self._weak[owner] = {}
-            return versions
+            ref = weakref.ref(owner, _forget(self._weak, id(owner)))
         except TypeError:  # not weakly referenceable: keep it strongly
             versions = self._strong.get(owner)
             if versions is None and create:
                 versions = self._strong[owner] = {}
             return versions
+        if not create:
+            return None
+        versions = {}
+        self._weak[id(owner)] = (ref, versions)
+        return versions
 
     @hookimpl(tryfirst=True)
     def fs_write_intent(self, target: FsTarget, actor: Any) -> WriteIntent:
