@@ -19,8 +19,10 @@ hard-linked files; ``--long``: 1,110 more. Figures per run are printed (``-s`` s
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -401,3 +403,50 @@ async def test_a_mutation_cancelled_before_it_starts_changes_nothing(root: Path,
     result = await toolfs.execute(tool, args, session=session, cancel=cancel)
     assert result.text == "Error: resolve aborted"
     assert snapshot_tree(root) == before
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tool", ["write", "edit"])
+async def test_a_mutation_waiting_for_a_directory_lock_held_elsewhere_stays_cancellable(
+    root: Path, tool: str
+) -> None:
+    """Another process (here: another open file description) holds the directory's
+    ``flock`` — a stopped or hung writer. Cancelling the waiting call must end it
+    (``<verb> aborted``, nothing changed), not wait for the lock to be released."""
+    (root / "f.txt").write_text("one\n")
+    toolfs = ToolFs.from_entry_points(backend="local", plugins=("policy",), cwd=str(root))
+    session = Session(cwd=str(root))
+    assert not (await toolfs.execute("read", {"file_path": "f.txt"}, session=session)).is_error
+    before = snapshot_tree(root)
+    args: dict[str, Any] = (
+        {"file_path": "f.txt", "content": "two\n"}
+        if tool == "write"
+        else {"file_path": "f.txt", "old_string": "one", "new_string": "two"}
+    )
+    holder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    cancel = anyio.Event()
+
+    async def cancel_soon() -> None:
+        await anyio.sleep(0.2)
+        cancel.set()
+
+    async def release_eventually() -> None:
+        await anyio.sleep(5)  # the safety net: without it a broken backend hangs here
+        fcntl.flock(holder, fcntl.LOCK_UN)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_soon)
+            tg.start_soon(release_eventually)
+            started = time.monotonic()
+            result = await toolfs.execute(tool, args, session=session, cancel=cancel)
+            waited = time.monotonic() - started
+            tg.cancel_scope.cancel()
+    finally:
+        os.close(holder)
+    assert result.text == f"Error: {tool} aborted", f"after {waited:.1f} s"
+    assert waited < 2.0
+    assert snapshot_tree(root) == before
+    # Once the lock is free the same call goes through.
+    assert not (await toolfs.execute(tool, args, session=session)).is_error

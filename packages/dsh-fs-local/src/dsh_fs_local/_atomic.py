@@ -27,8 +27,10 @@ import re
 import secrets
 import stat as st
 import threading
+import time
 from collections.abc import Callable
 
+from anyio import from_thread
 from dsh_fs import FsError, FsErrorCode
 
 from ._os_errors import PARENT_NOT_DIRECTORY, os_failure
@@ -143,23 +145,45 @@ def _pwrite_all(fd: int, data: bytes) -> None:
 
 
 def _lock_directory(directory: str) -> int | None:
-    """Open ``directory`` and take an exclusive ``flock`` on it (blocking).
+    """Open ``directory`` and take an exclusive ``flock`` on it, waiting as long as needed.
 
     Returns the descriptor that holds the lock, or ``None`` when the directory
     cannot be opened for reading or the filesystem does not support ``flock``
-    (the mutation then relies on the in-process lock only).
+    (the mutation then relies on the in-process lock only). The wait polls
+    instead of blocking in the kernel, so that the caller's cancellation still
+    ends it: a lock held by a stopped or hung process must not make the call
+    uncancellable. Nothing has been changed while waiting.
     """
     try:
         fd = os.open(directory, _DIR_FLAGS)
     except PermissionError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _flock_cancellably(fd)
     except OSError as exc:
         if exc.errno not in _UNLOCKABLE:
             os.close(fd)
             raise
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
+
+
+def _flock_cancellably(fd: int) -> None:
+    delay = 0.0005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        # Raises the caller's cancellation (RuntimeError: not in an AnyIO
+        # worker thread, so nobody can cancel this wait).
+        with contextlib.suppress(RuntimeError):
+            from_thread.check_cancelled()
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
 
 
 def _fsync_directory(fd: int | None, directory: str) -> None:
