@@ -46,10 +46,12 @@ class LocalFileSystem(FileSystem):
     1 MiB chunk, then one per ``STREAM_CHUNKS_PER_HOP`` (4) chunks.
 
     Cancellation: worker calls are never abandoned (``abandon_on_cancel=False``).
-    A mutation cancelled before its worker call starts has done nothing; once
-    started it completes and returns, and the cancellation is delivered at the
-    caller's next checkpoint — so the target is always the old or the new
-    content, and the temporary file is always gone.
+    A mutation cancelled before its worker call starts, or while the worker
+    still waits for the directory lock another process holds, has done nothing
+    and raises the cancellation; once it holds the lock it completes and
+    returns, and the cancellation is delivered at the caller's next checkpoint
+    — so the target is always the old or the new content, and the temporary
+    file is always gone.
     """
 
     def __init__(self, cwd: str | os.PathLike[str] | None = None) -> None:
