@@ -16,6 +16,7 @@ Seam calls per tool:
 from __future__ import annotations
 
 import inspect
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,6 @@ from . import diff_meta as _diff
 from . import list_render, mutation_render, read_render
 from .arguments import EditArgs, ListArgs, ReadArgs, WriteArgs
 from .config import ToolFsConfig
-
 
 # The two per-call records below are plain slotted dataclasses, not frozen
 # ones: a frozen dataclass pays an ``object.__setattr__`` call per field on
@@ -74,9 +74,10 @@ class Execution:
     cwd: str | None
     progress: Progress
 
-    async def resolve(self, path: str) -> FsTarget:
+    def resolve(self, path: str) -> Awaitable[FsTarget]:
+        """The backend's ``resolve`` of ``path`` against the call's cwd (awaited by the caller)."""
         self.progress.verb = "resolve"
-        return await self.fs.resolve(path, cwd=self.cwd)
+        return self.fs.resolve(path, cwd=self.cwd)
 
     def observed(self, target: FsTarget, version: str) -> None:
         self.hook.fs_observed(target=target, version=version, actor=self.actor)
