@@ -113,19 +113,15 @@ class ToolResult:
         )
 
 
-_Body = Callable[[Execution], Awaitable[ToolOutput]]
+_Body = Callable[[Execution, Any], Awaitable[ToolOutput]]
 
-
-def _body(args: ToolArgs) -> _Body:
-    if isinstance(args, ListArgs):
-        return lambda ex: executors.run_list(ex, args)
-    if isinstance(args, ReadArgs):
-        return lambda ex: executors.run_read(ex, args)
-    if isinstance(args, WriteArgs):
-        return lambda ex: executors.run_write(ex, args)
-    if isinstance(args, EditArgs):
-        return lambda ex: executors.run_edit(ex, args)
-    raise TypeError(args)
+# The tool body for each kind of validated arguments.
+_BODIES: dict[type[ToolArgs], _Body] = {
+    ListArgs: executors.run_list,
+    ReadArgs: executors.run_read,
+    WriteArgs: executors.run_write,
+    EditArgs: executors.run_edit,
+}
 
 
 def _aborted(verb: str) -> ToolResult:
@@ -250,9 +246,9 @@ class ToolFs:
             cwd=getattr(session, "cwd", None),
             progress=progress,
         )
-        body = _body(parsed)
+        body = _BODIES[type(parsed)]
         if cancel is None:
-            return await self._guarded(body, execution)
+            return await self._guarded(body, parsed, execution)
         if cancel.is_set():
             return _aborted("resolve")
         outcome: ToolResult | None = None
@@ -263,16 +259,16 @@ class ToolFs:
                 tg.cancel_scope.cancel()
 
             tg.start_soon(watch)
-            outcome = await self._guarded(body, execution)
+            outcome = await self._guarded(body, parsed, execution)
             tg.cancel_scope.cancel()
         if outcome is None:  # our own scope was cancelled by the event
             return _aborted(progress.verb)
         return outcome
 
-    async def _guarded(self, body: _Body, execution: Execution) -> ToolResult:
+    async def _guarded(self, body: _Body, args: ToolArgs, execution: Execution) -> ToolResult:
         """Run a tool body; every exception but cancellation becomes an error result."""
         try:
-            out = await body(execution)
+            out = await body(execution, args)
         except FsError as exc:
             return ToolResult.failure(exc.message, "FsError", exc.code.value)
         except Exception as exc:
