@@ -111,6 +111,8 @@ def _parent(path: str) -> str:
 def _absolute(path: str, base: str) -> str:
     """``path`` joined to ``base`` and normalized lexically; a leading ``//`` becomes ``/``."""
     joined = path if path.startswith("/") else _join(base, path)
+    if "//" not in joined and "/." not in joined and not joined.endswith("/"):
+        return joined  # no empty, "." or ".." segment: already normal
     norm = posixpath.normpath(joined)
     if norm.startswith("//"):
         norm = "/" + norm.lstrip("/")
