@@ -37,10 +37,10 @@ from . import list_render, mutation_render, read_render
 from .arguments import EditArgs, ListArgs, ReadArgs, WriteArgs
 from .config import ToolFsConfig
 
-# The two per-call records below are plain slotted dataclasses, not frozen
+# The per-call records below are plain slotted dataclasses, not frozen
 # ones: a frozen dataclass pays an ``object.__setattr__`` call per field on
-# every construction, a visible share of a small call's cost. Nothing
-# mutates them after construction (``Progress`` is the one mutable part).
+# every construction, a visible share of a small call's cost. Nothing but
+# ``Execution.verb`` changes after construction.
 
 
 @dataclass(slots=True)
@@ -50,15 +50,6 @@ class ToolOutput:
     text: str
     value: dict[str, Any]
     meta: dict[str, Any] | None = None
-
-
-class Progress:
-    """Which primitive a call is in: names the verb of ``<verb> aborted``."""
-
-    __slots__ = ("verb",)
-
-    def __init__(self) -> None:
-        self.verb = "resolve"
 
 
 @dataclass(slots=True)
@@ -72,11 +63,12 @@ class Execution:
     actor: Any
     """The per-call execution object passed to every hook as ``actor``."""
     cwd: str | None
-    progress: Progress
+    verb: str = "resolve"
+    """Which primitive the call is in: names the verb of ``<verb> aborted``."""
 
     def resolve(self, path: str) -> Awaitable[FsTarget]:
         """The backend's ``resolve`` of ``path`` against the call's cwd (awaited by the caller)."""
-        self.progress.verb = "resolve"
+        self.verb = "resolve"
         return self.fs.resolve(path, cwd=self.cwd)
 
     def observed(self, target: FsTarget, version: str) -> None:
@@ -89,7 +81,7 @@ async def _decided(result: Any) -> Any:
 
 async def run_list(ex: Execution, args: ListArgs) -> ToolOutput:
     target = await ex.resolve(args.path)
-    ex.progress.verb = "list"
+    ex.verb = "list"
     entries = await ex.fs.list_dir(target, stat=False)
     page = list_render.build_list_page(
         entries,
@@ -103,14 +95,14 @@ async def run_list(ex: Execution, args: ListArgs) -> ToolOutput:
 async def run_read(ex: Execution, args: ReadArgs) -> ToolOutput:
     target = await ex.resolve(args.file_path)
     p = target.display_path
-    ex.progress.verb = "stat"
+    ex.verb = "stat"
     info = await ex.fs.stat(target)
     if info is None:
         raise FsError.cannot("read", p, "not found", FsErrorCode.FS_NOT_FOUND)
     if info.type != "file":
         raise FsError.cannot("read", p, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
     cfg = ex.config
-    ex.progress.verb = "read"
+    ex.verb = "read"
     if info.size is None or info.size >= cfg.read_stream_min_size:
         builder = read_render.WindowBuilder(
             offset=args.offset,
@@ -148,7 +140,7 @@ async def run_read(ex: Execution, args: ReadArgs) -> ToolOutput:
 
 async def run_write(ex: Execution, args: WriteArgs) -> ToolOutput:
     target = await ex.resolve(args.file_path)
-    ex.progress.verb = "write"
+    ex.verb = "write"
     intent = await _decided(ex.hook.fs_write_intent(target=target, actor=ex.actor))
     if intent is not None and not isinstance(intent, CreateIfAbsent | ReplaceIfVersion):
         raise TypeError(f"fs_write_intent returned {intent!r}, not a write intent")
@@ -164,7 +156,7 @@ async def run_write(ex: Execution, args: WriteArgs) -> ToolOutput:
 
 async def run_edit(ex: Execution, args: EditArgs) -> ToolOutput:
     target = await ex.resolve(args.file_path)
-    ex.progress.verb = "edit"
+    ex.verb = "edit"
     guard = await _decided(ex.hook.fs_edit_intent(target=target, actor=ex.actor))
     if guard is not None and not isinstance(guard, EditGuard):
         raise TypeError(f"fs_edit_intent returned {guard!r}, not an EditGuard")

@@ -30,7 +30,7 @@ from .definitions import (
     build_definitions,
     build_prompt_sections,
 )
-from .executors import Execution, Progress, ToolOutput
+from .executors import Execution, ToolOutput
 from .names import escape_controls
 
 logger = logging.getLogger("dsh_tool_fs")
@@ -237,14 +237,12 @@ class ToolFs:
             parsed = _validate(name, args, self.config)
         except ToolArgumentError as exc:
             return ToolResult.failure(exc.message, "ToolArgumentError", exc.code)
-        progress = Progress()
         execution = Execution(
             fs=self.fs,
             hook=self.plugin_manager.hook,
             config=self.config,
             actor=ToolCall(session=session, tool=name),
             cwd=getattr(session, "cwd", None),
-            progress=progress,
         )
         body = _BODIES[type(parsed)]
         if cancel is None:
@@ -262,7 +260,7 @@ class ToolFs:
             outcome = await self._guarded(body, parsed, execution)
             tg.cancel_scope.cancel()
         if outcome is None:  # our own scope was cancelled by the event
-            return _aborted(progress.verb)
+            return _aborted(execution.verb)
         return outcome
 
     async def _guarded(self, body: _Body, args: ToolArgs, execution: Execution) -> ToolResult:
