@@ -10,7 +10,7 @@ model reads them.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -138,40 +138,61 @@ def _non_blank(value: str) -> bool:
     return bool(value.strip())
 
 
+def _file_path(values: dict[str, Any]) -> str:
+    file_path: str = values["file_path"]
+    if not _non_blank(file_path):
+        raise ToolArgumentError("file_path must be a non-empty string")
+    return file_path
+
+
+def _list_args(values: dict[str, Any], config: ToolFsConfig) -> ListArgs:
+    path = values.get("path")
+    if path is not None and not _non_blank(path):
+        raise ToolArgumentError("path must be a non-empty string when given")
+    offset = values.get("offset", 1)
+    if offset < 1:
+        raise ToolArgumentError("offset must be a positive integer")
+    return ListArgs("." if path is None else path, offset)
+
+
+def _read_args(values: dict[str, Any], config: ToolFsConfig) -> ReadArgs:
+    file_path = _file_path(values)
+    offset = values.get("offset", 1)
+    if offset < 1:
+        raise ToolArgumentError("offset must be a positive integer")
+    limit = values.get("limit", config.read_limit)
+    if limit < 1:
+        raise ToolArgumentError("limit must be a positive integer")
+    if limit > config.read_limit:
+        raise ToolArgumentError(f"limit must be less than or equal to {config.read_limit}")
+    return ReadArgs(file_path, offset, limit)
+
+
+def _write_args(values: dict[str, Any], config: ToolFsConfig) -> WriteArgs:
+    return WriteArgs(_file_path(values), values["content"])
+
+
+def _edit_args(values: dict[str, Any], config: ToolFsConfig) -> EditArgs:
+    file_path = _file_path(values)
+    if values["old_string"] == "":
+        raise ToolArgumentError("old_string must be a non-empty string")
+    if values["old_string"] == values["new_string"]:
+        raise ToolArgumentError("old_string and new_string must differ")
+    return EditArgs(
+        file_path, values["old_string"], values["new_string"], values.get("replace_all", False)
+    )
+
+
+# Stage two, per tool: the value rules, in the order SPEC 5.4 gives them.
+_VALUE_RULES: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs]] = {
+    "list": _list_args,
+    "read": _read_args,
+    "write": _write_args,
+    "edit": _edit_args,
+}
+
+
 def validate_arguments(tool: str, args: Any, config: ToolFsConfig) -> ToolArgs:
     """Both stages for ``tool``; raises :class:`ToolArgumentError` with the exact message."""
     values = check_shape(tool, args)
-    if tool == "list":
-        path = values.get("path")
-        if path is not None and not _non_blank(path):
-            raise ToolArgumentError("path must be a non-empty string when given")
-        offset = values.get("offset", 1)
-        if offset < 1:
-            raise ToolArgumentError("offset must be a positive integer")
-        return ListArgs(path="." if path is None else path, offset=offset)
-    if not _non_blank(values["file_path"]):
-        raise ToolArgumentError("file_path must be a non-empty string")
-    if tool == "read":
-        offset = values.get("offset", 1)
-        if offset < 1:
-            raise ToolArgumentError("offset must be a positive integer")
-        limit = values.get("limit", config.read_limit)
-        if limit < 1:
-            raise ToolArgumentError("limit must be a positive integer")
-        if limit > config.read_limit:
-            raise ToolArgumentError(f"limit must be less than or equal to {config.read_limit}")
-        return ReadArgs(file_path=values["file_path"], offset=offset, limit=limit)
-    if tool == "write":
-        return WriteArgs(file_path=values["file_path"], content=values["content"])
-    if tool == "edit":
-        if values["old_string"] == "":
-            raise ToolArgumentError("old_string must be a non-empty string")
-        if values["old_string"] == values["new_string"]:
-            raise ToolArgumentError("old_string and new_string must differ")
-        return EditArgs(
-            file_path=values["file_path"],
-            old_string=values["old_string"],
-            new_string=values["new_string"],
-            replace_all=values.get("replace_all", False),
-        )
-    raise KeyError(tool)
+    return _VALUE_RULES[tool](values, config)
