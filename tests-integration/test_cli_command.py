@@ -247,10 +247,11 @@ def test_undecodable_names_round_trip_through_json_output(tmp_path: Path) -> Non
     assert read.stdout.endswith(b"(End of file - total 0 lines)\n</content>\n")
 
 
-def test_plain_output_writes_an_undecodable_byte_back_raw(tmp_path: Path) -> None:
+def test_plain_output_spells_an_undecodable_byte_as_the_list_tool_does(tmp_path: Path) -> None:
     proc = dsh_fs("call", "read", json.dumps({"file_path": "x\udcfe"}), cwd=tmp_path)
     assert proc.returncode == 1
-    expected = f'Error: cannot read "{tmp_path}/x'.encode() + b'\xfe": not found\n'
+    # Error texts spell an undecodable byte as the list tool's quoted names do.
+    expected = f'Error: cannot read "{tmp_path}/x\\udcfe": not found\n'.encode()
     assert proc.stdout == expected
 
 

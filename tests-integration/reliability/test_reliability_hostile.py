@@ -341,7 +341,7 @@ PATH_ROWS = [
             f"{tool}-unpaired-surrogate-in-path",
             tool,
             {**args, ("path" if tool == "list" else "file_path"): "x\ud800.txt"},
-            'Error: cannot resolve "{root}/x\ud800.txt": path contains an unpaired surrogate',
+            'Error: cannot resolve "{root}/x\\ud800.txt": path contains an unpaired surrogate',
             setup=_file("a"),
             code="FS_NOT_FOUND",
         )
@@ -609,7 +609,7 @@ class Name:
     """How ``{root}/<path>`` appears in a ``<path>`` envelope (the name rule)."""
     sentence: str | None = None
     """How it appears in the edit sentence and in errors, when not as is:
-    control characters JSON-escaped, the rest untouched."""
+    control characters and lone surrogates JSON-escaped, the rest untouched."""
 
 
 UNDECODABLE = os.fsdecode(b"bad\xff.txt")
@@ -627,8 +627,14 @@ HOSTILE_NAMES = [
     Name("trailing-at", "x@", '"x@"', '"{root}/x@"'),
     Name("leading-quote", '"q.txt', '"\\"q.txt"', '{root}/"q.txt'),
     Name("backslash", "back\\slash.txt", '"back\\\\slash.txt"', '"{root}/back\\\\slash.txt"'),
-    # Sentences keep the lone surrogate: the transports own it (CLI raw, MCP escaped).
-    Name("undecodable", UNDECODABLE, '"bad\\udcff.txt"', '"{root}/bad\\udcff.txt"'),
+    # Sentences and errors spell the undecodable byte as the quoted entry does.
+    Name(
+        "undecodable",
+        UNDECODABLE,
+        '"bad\\udcff.txt"',
+        '"{root}/bad\\udcff.txt"',
+        "{root}/bad\\udcff.txt",
+    ),
     Name(
         "tab-and-escape",
         "t\tab\x1b[2J.txt",

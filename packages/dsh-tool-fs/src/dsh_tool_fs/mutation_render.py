@@ -26,12 +26,11 @@ def render_write(display_path: str, operation: Literal["create", "update"]) -> s
 
 
 def render_edit(display_path: str, *, replace_all: bool) -> str:
-    """The edit confirmation sentence: always one line.
+    """The edit confirmation sentence: always one line of valid UTF-8.
 
     The display path is written as is (SPEC 5.8), except that its control
-    characters are JSON-escaped like those of an error message, so a file name
-    cannot break the sentence into several lines. (Lone surrogates are left to
-    the transports, as in error messages.)
+    characters and lone surrogates are JSON-escaped like those of an error
+    message, so a file name cannot break the sentence into several lines.
     """
     shown = escape_controls(display_path)
     if replace_all:

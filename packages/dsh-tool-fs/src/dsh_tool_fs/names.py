@@ -29,8 +29,8 @@ _SHORT_ESCAPES = {
 }
 
 
-# What breaks a line: control characters (Cc).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# What breaks a line (control characters, Cc) or cannot be encoded (lone surrogates).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -64,14 +64,13 @@ def quote_name(name: str) -> str:
 
 
 def escape_controls(text: str) -> str:
-    """``text`` with each control character (Cc) JSON-escaped: always one line.
+    """``text`` with control characters and lone surrogates JSON-escaped.
 
     For sentences that echo a path or an argument name the model chose (error
-    messages, the edit confirmation):
-    ``\\n``, ``\\t``, ``\\r``, ``\\b``, ``\\f`` and lowercase ``\\uxxxx``;
-    everything else is untouched, so an ordinary message is unchanged and
-    applying it twice changes nothing more. Lone surrogates are left to the
-    transports, which own them: the CLI writes an undecodable byte back raw,
-    the MCP server escapes it.
+    messages, the edit confirmation): always one line, always valid UTF-8.
+    ``\\n``, ``\\t``, ``\\r``, ``\\b``, ``\\f`` and lowercase ``\\uxxxx``
+    (an undecodable byte from the OS reads ``\\udcXX``, as in a quoted list
+    entry); everything else is untouched, so an ordinary message is unchanged
+    and applying it twice changes nothing more.
     """
     return _CONTROL.sub(_escape, text)
