@@ -19,6 +19,8 @@ BINARY_SNIFF_BYTES = 8192
 """A NUL byte within this many leading bytes makes a file binary for reads."""
 LINE_ENDING_SNIFF_CHARS = 4096
 """The dominant line ending is decided from this many leading characters."""
+_AMBIGUOUS_HINT = "; provide a more specific old_string or set replace_all to true"
+"""What an ambiguous edit's message tells the model to do (SPEC 3.1)."""
 
 
 def normalize_newlines(text: str) -> str:
@@ -255,7 +257,7 @@ def _check_count(count: int, edit: FsEditRequest, display_path: str) -> None:
         )
     if count > 1 and not edit.replace_all:
         raise FsError(
-            f'old_string matched {count} times in "{display_path}"; '
-            "provide a more specific old_string or set replace_all to true",
+            f'old_string matched {count} times in "{display_path}"'
+            + _AMBIGUOUS_HINT,
             FsErrorCode.FS_AMBIGUOUS_EDIT,
         )
