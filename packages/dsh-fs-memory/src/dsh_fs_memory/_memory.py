@@ -51,6 +51,13 @@ MAX_SYMLINK_HOPS = 40
 _NOT_DIR_SEGMENT = "a parent path segment is not a directory"
 
 
+def _walk_failure(verb: str, display: str, exc: OSError) -> FsError:
+    """A failed walk of the tree, as the local backend words it."""
+    if exc.errno == errno.ENOTDIR:
+        return FsError.cannot(verb, display, _NOT_DIR_SEGMENT, FsErrorCode.FS_NOT_FOUND)
+    return FsError.cannot(verb, display, str(exc.strerror), FsErrorCode.FS_IO_ERROR)
+
+
 class _File:
     __slots__ = ("data", "info")
 
@@ -393,13 +400,7 @@ class MemoryFileSystem(FileSystem):
         try:
             key, _ = self._walk(display)
         except OSError as exc:
-            if exc.errno == errno.ENOTDIR:
-                raise FsError.cannot(
-                    "resolve", display, _NOT_DIR_SEGMENT, FsErrorCode.FS_NOT_FOUND
-                ) from exc
-            raise FsError.cannot(
-                "resolve", display, str(exc.strerror), FsErrorCode.FS_IO_ERROR
-            ) from exc
+            raise _walk_failure("resolve", display, exc) from exc
         return FsTarget(key, display)
 
     def _follow(self, target: FsTarget, verb: str) -> tuple[str, _Node | None]:
@@ -409,9 +410,7 @@ class MemoryFileSystem(FileSystem):
         except OSError as exc:
             if exc.errno == errno.ENOTDIR:
                 return target.target_key, None
-            raise FsError.cannot(
-                verb, target.display_path, str(exc.strerror), FsErrorCode.FS_IO_ERROR
-            ) from exc
+            raise _walk_failure(verb, target.display_path, exc) from exc
 
     async def stat(self, target: FsTarget) -> FsInfo | None:
         await checkpoint_if_cancelled()
@@ -432,9 +431,7 @@ class MemoryFileSystem(FileSystem):
         except OSError as exc:
             if exc.errno == errno.ENOTDIR:
                 return None
-            raise FsError.cannot(
-                "stat", display, str(exc.strerror), FsErrorCode.FS_IO_ERROR
-            ) from exc
+            raise _walk_failure("stat", display, exc) from exc
         if node is None:
             return None
         if type(node) is _Link:
@@ -532,13 +529,7 @@ class MemoryFileSystem(FileSystem):
                 try:
                     physical, node = self._lookup(key)
                 except OSError as exc:
-                    if exc.errno == errno.ENOTDIR:
-                        raise FsError.cannot(
-                            "write", display, _NOT_DIR_SEGMENT, FsErrorCode.FS_NOT_FOUND
-                        ) from exc
-                    raise FsError.cannot(
-                        "write", display, str(exc.strerror), FsErrorCode.FS_IO_ERROR
-                    ) from exc
+                    raise _walk_failure("write", display, exc) from exc
                 check_write(display, None if node is None else _state(node), expected)
                 before = decode_previous(node.data) if isinstance(node, _File) else None
                 try:
