@@ -7,7 +7,7 @@ import pytest
 from .._errors import FsError, FsErrorCode
 from .._types import EditGuard, FsEditRequest
 from ._base import ContractBase
-from ._expect import expect_fs_error
+from ._expect import NON_REGULAR_KINDS, expect_fs_error, make_non_regular
 from ._scratch import Scratch
 
 STALE = FsErrorCode.FS_STALE_VERSION
@@ -126,20 +126,12 @@ class EditContract(ContractBase):
         assert scratch.names("d") == []
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("kind", ["directory", "other", "symlink to a directory"])
+    @pytest.mark.parametrize("kind", NON_REGULAR_KINDS)
     @pytest.mark.parametrize("guarded", [False, True])
     async def test_edit_of_a_non_regular_file_fails(
         self, scratch: Scratch, kind: str, guarded: bool
     ) -> None:
-        scratch.mkdir("dir")
-        if kind == "directory":
-            path = "dir"
-        elif kind == "other":
-            path = "thing"
-            scratch.make_other(path)
-        else:
-            path = "to_dir"
-            scratch.symlink(path, "dir")
+        path = make_non_regular(scratch, kind)
         await self._refused(
             scratch,
             path,

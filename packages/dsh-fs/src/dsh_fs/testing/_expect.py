@@ -18,9 +18,33 @@ import pytest
 from .._errors import FsError, FsErrorCode
 from .._filesystem import FileSystem
 from .._types import FsTarget
+from ._scratch import Scratch
 
 ReadHow: TypeAlias = Literal["read_text", "stream_text"]
 READ_HOWS: tuple[ReadHow, ...] = ("read_text", "stream_text")
+
+
+NON_REGULAR_KINDS = ("directory", "other", "symlink to a directory")
+"""Targets every content primitive must refuse as ``not a regular file``."""
+
+
+def make_non_regular(scratch: Scratch, kind: str) -> str:
+    """Create an entry of ``kind`` (one of :data:`NON_REGULAR_KINDS`); return its path.
+
+    ::
+
+        dir/            "directory"
+        thing           "other" (a FIFO, a socket …)
+        to_dir -> dir   "symlink to a directory"
+    """
+    scratch.mkdir("dir")
+    if kind == "directory":
+        return "dir"
+    if kind == "other":
+        scratch.make_other("thing")
+        return "thing"
+    scratch.symlink("to_dir", "dir")
+    return "to_dir"
 
 
 def under(root: str, rel: str) -> str:

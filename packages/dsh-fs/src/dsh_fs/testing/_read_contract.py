@@ -6,7 +6,16 @@ import pytest
 
 from .._errors import FsErrorCode
 from ._base import ContractBase
-from ._expect import READ_HOWS, ReadHow, collect_stream, expect_fs_error, multibyte_text, read_via
+from ._expect import (
+    NON_REGULAR_KINDS,
+    READ_HOWS,
+    ReadHow,
+    collect_stream,
+    expect_fs_error,
+    make_non_regular,
+    multibyte_text,
+    read_via,
+)
 from ._scratch import Scratch
 
 NOT_TEXT = FsErrorCode.FS_NOT_TEXT
@@ -114,19 +123,11 @@ class ReadContract(ContractBase):
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("how", READ_HOWS)
-    @pytest.mark.parametrize("kind", ["directory", "other", "symlink to a directory"])
+    @pytest.mark.parametrize("kind", NON_REGULAR_KINDS)
     async def test_read_of_a_non_regular_file_fails(
         self, scratch: Scratch, how: ReadHow, kind: str
     ) -> None:
-        scratch.mkdir("dir")
-        if kind == "directory":
-            path = "dir"
-        elif kind == "other":
-            path = "thing"
-            scratch.make_other(path)
-        else:
-            path = "to_dir"
-            scratch.symlink(path, "dir")
+        path = make_non_regular(scratch, kind)
         target = await scratch.fs.resolve(path)
         await expect_fs_error(
             read_via(scratch.fs, target, how),

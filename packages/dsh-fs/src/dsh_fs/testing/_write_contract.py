@@ -9,7 +9,7 @@ import pytest
 from .._errors import FsError, FsErrorCode
 from .._types import CreateIfAbsent, ReplaceIfVersion, WriteIntent
 from ._base import ContractBase
-from ._expect import expect_fs_error
+from ._expect import NON_REGULAR_KINDS, expect_fs_error, make_non_regular
 from ._scratch import Scratch
 
 STALE = FsErrorCode.FS_STALE_VERSION
@@ -179,20 +179,12 @@ class WriteContract(ContractBase):
         assert scratch.names("d") == []
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("kind", ["directory", "other", "symlink to a directory"])
+    @pytest.mark.parametrize("kind", NON_REGULAR_KINDS)
     @pytest.mark.parametrize("intent", ["none", "create", "stale", "current"])
     async def test_write_onto_a_non_regular_file_fails_before_the_intent_is_checked(
         self, scratch: Scratch, kind: str, intent: str
     ) -> None:
-        scratch.mkdir("dir")
-        if kind == "directory":
-            path = "dir"
-        elif kind == "other":
-            path = "thing"
-            scratch.make_other(path)
-        else:
-            path = "to_dir"
-            scratch.symlink(path, "dir")
+        path = make_non_regular(scratch, kind)
         target = await scratch.fs.resolve(path)
         info = await scratch.fs.stat(target)
         assert info is not None
