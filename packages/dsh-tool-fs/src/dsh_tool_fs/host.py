@@ -105,7 +105,8 @@ class ToolResult:
 
     @classmethod
     def failure(cls, message: str, name: str, code: str) -> ToolResult:
-        message = escape_controls(message)  # always one line, as render_error writes it
+        # One line of valid UTF-8, in the text and the error alike.
+        message = escape_controls(message)
         return cls(
             is_error=True,
             text=mutation_render.render_error(message),

@@ -39,12 +39,13 @@ def render_edit(display_path: str, *, replace_all: bool) -> str:
 
 
 def render_error(message: str) -> str:
-    """The model projection of any failure: always one line.
+    """The model projection of any failure: ``Error: <message>``.
 
-    Control characters (from a path or an argument name the model chose) are
-    JSON-escaped; an ordinary message is unchanged.
+    ``message`` is already one line: the host escapes it once with
+    :func:`~dsh_tool_fs.names.escape_controls` (it also keeps that message in
+    ``ToolError``), so the text and the error never disagree.
     """
-    return f"Error: {escape_controls(message)}"
+    return f"Error: {message}"
 
 
 def write_value(
