@@ -36,6 +36,7 @@ from typing import Any
 import anyio
 import pytest
 from dsh_fs import FsTarget
+from dsh_fs.streaming import LineSkipping, SkippedLines, TextStream
 from dsh_fs_local import LocalFileSystem
 from dsh_reliability_kit import ForkServer, leftovers, snapshot_tree
 from dsh_tool_fs import Session, ToolFs, ToolResult
@@ -1320,28 +1321,54 @@ async def test_hostile_arguments(root: Path, row: Row) -> None:
 
 
 class GrowingWhileStreamed(LocalFileSystem):
-    """The local backend, with a writer appending 2 MB after every streamed chunk.
+    """The local backend, with a writer appending 2 MB after every step of a stream.
 
     A log file being written while the model reads it, made deterministic:
-    the growth always outpaces the reader.
+    the growth always outpaces the reader, whether the reader iterates or
+    skips lines (``skip_lines``: the read tool counts the lines after its
+    window that way).
     """
 
     def __init__(self, cwd: str, path: Path) -> None:
         super().__init__(cwd=cwd)
         self.path = path
-        self.chunks = 0
+        self.steps = 0
 
-    async def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
-        async for chunk in super().stream_text(target):
-            self.chunks += 1
-            if self.chunks > 30:
-                raise AssertionError("the read is chasing a growing file forever")
-            self.append()
-            yield chunk
+    def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        inner = super().stream_text(target)
+        assert isinstance(inner, TextStream)
+        return GrowingStream(inner, self.append)
 
     def append(self) -> None:
+        self.steps += 1
+        if self.steps > 30:
+            raise AssertionError("the read is chasing a growing file forever")
         with open(self.path, "ab") as fh:
             fh.write(b"more\n" * 400_000)
+
+
+class GrowingStream(LineSkipping):
+    """A stream that calls ``grow`` after each chunk it yields and each skip."""
+
+    def __init__(self, inner: TextStream, grow: Callable[[], None]) -> None:
+        self.inner = inner
+        self.grow = grow
+
+    def __aiter__(self) -> GrowingStream:
+        return self
+
+    async def __anext__(self) -> str:
+        chunk = await self.inner.__anext__()
+        self.grow()
+        return chunk
+
+    async def skip_lines(self, count: int | None = None) -> SkippedLines:
+        skipped = await self.inner.skip_lines(count)
+        self.grow()
+        return skipped
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 @pytest.mark.anyio

@@ -9,6 +9,7 @@ from unittest.mock import patch
 
 import pytest
 from dsh_fs import FsError, FsErrorCode
+from dsh_fs import text as dsh_text
 from dsh_tool_fs import read_render
 from dsh_tool_fs.read_render import (
     ReadWindow,
@@ -257,7 +258,7 @@ def test_window_builder_matches_the_reference_for_any_chunking(
         )
     )
     with (
-        patch.object(read_render, "_FIND_SPAN", find_span),
+        patch.object(dsh_text, "_FIND_SPAN", find_span),
         patch.object(read_render, "_SKIP_BLOCK", skip_block),
         patch.object(read_render, "_FIRST_SPAN", first_span),
         patch.object(read_render, "_MAX_SPAN", max_span),
@@ -295,7 +296,7 @@ def test_long_profile_window_builder_matches_the_reference(
     spans = data.draw(st.sampled_from([(1 << 16, 1024, 4096, 1 << 16), (7, 5, 3, 64)]))
     with (
         patch.object(read_render, "_SKIP_BLOCK", spans[0]),
-        patch.object(read_render, "_FIND_SPAN", spans[1]),
+        patch.object(dsh_text, "_FIND_SPAN", spans[1]),
         patch.object(read_render, "_FIRST_SPAN", spans[2]),
         patch.object(read_render, "_MAX_SPAN", spans[3]),
     ):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -23,6 +24,7 @@ from dsh_fs import (
     WriteIntent,
 )
 from dsh_fs.preconditions import check_edit, check_write
+from dsh_fs.streaming import TextStream
 from dsh_fs.text import AppliedEdit, apply_edit, decode_previous, encode_text, written_text
 
 from ._atomic import mutate
@@ -30,7 +32,14 @@ from ._listing import list_directory
 from ._locks import TargetLocks
 from ._os_errors import os_failure
 from ._paths import display_path_of, entry_type_of, path_type_of, target_key_of, version_of
-from ._reading import STREAM_CHUNKS_PER_HOP, open_stream, read_text_file
+from ._reading import FileSource, read_text_file
+
+T = TypeVar("T")
+
+
+async def _in_worker(step: Callable[[], T]) -> T:
+    """One worker-thread hop, never abandoned (see the cancellation note below)."""
+    return await to_thread.run_sync(step, abandon_on_cancel=False)
 
 
 class LocalFileSystem(FileSystem):
@@ -42,8 +51,8 @@ class LocalFileSystem(FileSystem):
     Thread hops: ``resolve``, ``stat`` and ``lstat`` are a few metadata
     syscalls and run inline (no worker thread); ``read_text``, ``list_dir``,
     ``write_text`` and ``edit_text`` each make exactly one
-    ``anyio.to_thread.run_sync`` call; ``stream_text`` makes one for its first
-    1 MiB chunk, then one per ``STREAM_CHUNKS_PER_HOP`` (4) chunks.
+    ``anyio.to_thread.run_sync`` call; ``stream_text`` makes one per 1 MiB
+    chunk of text, and one per 16 MiB passed over by ``skip_lines``.
 
     Cancellation: worker calls are never abandoned (``abandon_on_cancel=False``).
     A mutation cancelled before its worker call starts, or while the worker
@@ -104,22 +113,10 @@ class LocalFileSystem(FileSystem):
             read_text_file, target.target_key, target.display_path, abandon_on_cancel=False
         )
 
-    async def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
-        stream, text, done = await to_thread.run_sync(
-            open_stream, target.target_key, target.display_path, abandon_on_cancel=False
-        )
-        try:
-            if text:
-                yield text
-            while not done:
-                texts, done = await to_thread.run_sync(
-                    stream.steps, STREAM_CHUNKS_PER_HOP, abandon_on_cancel=False
-                )
-                for text in texts:
-                    if text:
-                        yield text
-        finally:
-            os.close(stream.fd)
+    def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        """1 MiB per step, one worker-thread hop per step; ``skip_lines`` counts raw bytes."""
+        key, display_path = target.target_key, target.display_path
+        return TextStream(lambda: FileSource(key, display_path), display_path, run=_in_worker)
 
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
         return await to_thread.run_sync(

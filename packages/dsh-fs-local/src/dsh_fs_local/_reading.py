@@ -14,15 +14,13 @@ import os
 import stat as st
 
 from dsh_fs import FsError, FsErrorCode
-from dsh_fs.text import StreamDecoder, decode_text
+from dsh_fs.text import decode_text
 
 from ._os_errors import os_failure
 
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 STREAM_CHUNK_BYTES = 1 << 20
-"""Bytes read and decoded per ``stream_text`` step (``STREAM_CHUNKS_PER_HOP`` steps per hop)."""
-STREAM_CHUNKS_PER_HOP = 4
-"""Chunks read and decoded per worker-thread hop after the first (4 MiB of text in flight)."""
+"""Bytes per ``os.read`` when a file of unknown size (0) is read whole."""
 
 
 def _not_regular(verb: str, display_path: str) -> FsError:
@@ -98,59 +96,38 @@ def read_text_file(path: str, display_path: str) -> str:
     return decode_text(data, "read", display_path)
 
 
-class OpenStream:
-    """The state of one ``stream_text``: the descriptor and what is left to read.
+class FileSource:
+    """An open regular file as a :class:`dsh_fs.streaming.ByteSource` (``stream_text``).
 
-    Like :func:`read_all`, the stream ends at the size the file had when it
-    was opened (or at its end, for a file that reports size 0).
+    Like :func:`read_all`, it ends at the size the file had when it was
+    opened (or at its end, for a file that reports size 0). Opening runs the
+    same checks as every read: a missing or non-regular file raises here.
     """
 
-    __slots__ = ("_decoder", "_display_path", "_remaining", "fd")
+    __slots__ = ("_display_path", "_fd", "_remaining")
 
     def __init__(self, path: str, display_path: str) -> None:
         self._display_path = display_path
-        self._decoder = StreamDecoder(display_path)
-        self.fd, size = open_regular(path, "read", display_path)
+        self._fd, size = open_regular(path, "read", display_path)
         self._remaining = size if size > 0 else -1
 
-    def step(self) -> tuple[str, bool]:
-        """The next decoded text and whether the end was reached (runs in a worker)."""
-        want = (
-            STREAM_CHUNK_BYTES if self._remaining < 0 else min(STREAM_CHUNK_BYTES, self._remaining)
-        )
+    @property
+    def at_end(self) -> bool:
+        return self._remaining == 0
+
+    def readinto(self, buffer: memoryview) -> int:
+        remaining = self._remaining
+        if remaining == 0:
+            return 0
+        if 0 < remaining < len(buffer):
+            buffer = buffer[:remaining]
         try:
-            chunk = os.read(self.fd, want) if want else b""
+            got = os.readv(self._fd, [buffer])
         except OSError as exc:
             raise os_failure("read", self._display_path, exc) from exc
-        if not chunk:
-            return self._decoder.feed(b"", final=True), True
-        if self._remaining > 0:
-            self._remaining -= len(chunk)
-            if self._remaining == 0:
-                return self._decoder.feed(chunk, final=True), True
-        return self._decoder.feed(chunk), False
+        if remaining > 0:
+            self._remaining = remaining - got if got else 0  # 0: the file shrank
+        return got
 
-    def steps(self, count: int) -> tuple[list[str], bool]:
-        """Up to ``count`` steps in one worker call: the texts and whether the end was reached.
-
-        Each chunk is still read and decoded on its own (1 MiB stays
-        cache-friendly for the consumer); only the thread hop is shared.
-        """
-        texts: list[str] = []
-        for _ in range(count):
-            text, done = self.step()
-            texts.append(text)
-            if done:
-                return texts, True
-        return texts, False
-
-
-def open_stream(path: str, display_path: str) -> tuple[OpenStream, str, bool]:
-    """The first ``stream_text`` step: open the file and decode its first chunk."""
-    stream = OpenStream(path, display_path)
-    try:
-        text, done = stream.step()
-    except BaseException:
-        os.close(stream.fd)
-        raise
-    return stream, text, done
+    def close(self) -> None:
+        os.close(self._fd)

@@ -34,8 +34,8 @@ from dsh_fs import (
     WriteIntent,
 )
 from dsh_fs.preconditions import check_edit, check_write
+from dsh_fs.streaming import TextStream
 from dsh_fs.text import (
-    StreamDecoder,
     apply_edit,
     decode_previous,
     decode_text,
@@ -44,7 +44,7 @@ from dsh_fs.text import (
 )
 
 STREAM_CHUNK_BYTES = 64 * 1024
-"""``stream_text`` feeds the decoder this many stored bytes per chunk."""
+"""``stream_text`` decodes this many stored bytes per chunk."""
 MAX_SYMLINK_HOPS = 40
 """Following more symlinks than this while resolving one path is a loop (like Linux ``ELOOP``)."""
 
@@ -130,6 +130,30 @@ def _absolute(path: str, base: str) -> str:
 def _base(cwd: str, default: str) -> str:
     """A call's ``cwd`` made absolute (cached: a session passes the same one on every call)."""
     return _absolute(cwd, default)
+
+
+class _StoredBytes:
+    """The stored bytes of one file as a :class:`dsh_fs.streaming.ByteSource`."""
+
+    __slots__ = ("_data", "_position")
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._position = 0
+
+    @property
+    def at_end(self) -> bool:
+        return self._position >= len(self._data)
+
+    def readinto(self, buffer: memoryview) -> int:
+        start = self._position
+        stop = min(len(self._data), start + len(buffer))
+        buffer[: stop - start] = self._data[start:stop]
+        self._position = stop
+        return stop - start
+
+    def close(self) -> None:
+        self._data = b""
 
 
 class MemoryFileSystem(FileSystem):
@@ -456,18 +480,13 @@ class MemoryFileSystem(FileSystem):
         await checkpoint_if_cancelled()
         return decode_text(self._file_data(target), "read", target.display_path)
 
-    async def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
-        await checkpoint_if_cancelled()
-        data = self._file_data(target)
-        decoder = StreamDecoder(target.display_path)
-        for start in range(0, len(data), STREAM_CHUNK_BYTES):
-            text = decoder.feed(data[start : start + STREAM_CHUNK_BYTES])
-            await checkpoint()
-            if text:
-                yield text
-        tail = decoder.feed(b"", final=True)
-        if tail:
-            yield tail
+    def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        """Chunks of ``STREAM_CHUNK_BYTES`` stored bytes, with ``skip_lines`` (no thread)."""
+        return TextStream(
+            lambda: _StoredBytes(self._file_data(target)),
+            target.display_path,
+            chunk_bytes=STREAM_CHUNK_BYTES,
+        )
 
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
         await checkpoint_if_cancelled()

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
+from typing import Any, TypeAlias, TypeVar
 
 from ._errors import FsError, FsErrorCode
 from ._types import FsEditRequest
 
 BOM = codecs.BOM_UTF8
+T = TypeVar("T", str, bytes, bytearray)
 BINARY_SNIFF_BYTES = 8192
 """A NUL byte within this many leading bytes makes a file binary for reads."""
 LINE_ENDING_SNIFF_CHARS = 4096
@@ -88,6 +90,13 @@ def decode_previous(data: bytes) -> str | None:
     return normalize_newlines(text)
 
 
+Bytes: TypeAlias = bytes | bytearray | memoryview
+"""Raw text as a backend holds it; a ``memoryview`` of a reused read buffer works everywhere."""
+
+CHECK_BLOCK_BYTES = 1 << 16
+"""Granularity of :meth:`StreamDecoder.check`: only blocks holding non-ASCII bytes are decoded."""
+
+
 class StreamDecoder:
     """Incremental strict decoding for ``stream_text``: feed raw chunks, get text.
 
@@ -95,29 +104,108 @@ class StreamDecoder:
     ``binary file``, any invalid or truncated UTF-8 sequence is ``invalid UTF-8
     text``, a leading BOM is dropped, and a character split across chunks
     decodes whole.
+
+    :meth:`check` applies the same rules to bytes whose text is not needed
+    (lines a reader only counts): plain ASCII is valid as it stands, so only
+    the blocks that hold other bytes are decoded, and their text is dropped.
+    Both methods may be mixed freely on one stream.
     """
 
-    __slots__ = ("_decoder", "_display_path", "_seen", "_verb")
+    __slots__ = ("_carry", "_display_path", "_seen", "_started", "_verb")
 
     def __init__(self, display_path: str, verb: str = "read") -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8-sig")("strict")
         self._display_path = display_path
         self._verb = verb
         self._seen = 0
+        """Raw bytes fed so far (the NUL sniff looks at the first 8192)."""
+        self._carry = b""
+        """The start of a character (or of a BOM) that the next bytes complete."""
+        self._started = False
+        """Whether the leading BOM question is settled (three bytes or the end seen)."""
 
-    def feed(self, chunk: bytes, *, final: bool = False) -> str:
-        if self._seen < BINARY_SNIFF_BYTES and b"\0" in chunk[: BINARY_SNIFF_BYTES - self._seen]:
-            raise not_text(self._verb, self._display_path, "binary file")
-        self._seen += len(chunk)
+    def feed(self, chunk: Bytes, *, final: bool = False) -> str:
+        data = self._accept(chunk, final)
+        if data is None:
+            return ""
         try:
-            text = self._decoder.decode(chunk, final)
+            text, used = codecs.utf_8_decode(data, "strict", final)
         except UnicodeDecodeError as exc:
-            raise not_text(self._verb, self._display_path, "invalid UTF-8 text") from exc
-        if final and self._decoder.getstate()[0]:
-            # utf-8-sig keeps a lone BOM prefix (b"\xef", b"\xef\xbb") buffered even
-            # when final: whole-file decoding rejects it, so must the stream.
-            raise not_text(self._verb, self._display_path, "invalid UTF-8 text")
+            raise self._invalid() from exc
+        self._carry = bytes(data[used:]) if used < len(data) else b""
         return text
+
+    def check(self, chunk: Bytes) -> None:
+        """Validate ``chunk`` exactly as :meth:`feed` would, without building its text.
+
+        Never final: the end of the stream is still announced with
+        ``feed(b"", final=True)``.
+        """
+        if (
+            self._started
+            and not self._carry
+            and not isinstance(chunk, memoryview)  # bytes and bytearray have isascii()
+            and chunk.isascii()
+        ):
+            self._sniff(chunk)
+            return
+        view = memoryview(chunk)
+        for start in range(0, len(view), CHECK_BLOCK_BYTES):
+            block = view[start : start + CHECK_BLOCK_BYTES]
+            if self._started and not self._carry and bytes(block).isascii():
+                self._sniff(block)
+            else:
+                self.feed(block)
+
+    def _sniff(self, chunk: Bytes) -> None:
+        seen = self._seen
+        if seen < BINARY_SNIFF_BYTES and b"\0" in bytes(chunk[: BINARY_SNIFF_BYTES - seen]):
+            raise not_text(self._verb, self._display_path, "binary file")
+        self._seen = seen + len(chunk)
+
+    def _accept(self, chunk: Bytes, final: bool) -> Bytes | None:
+        """Sniff ``chunk``, put a carried partial character in front, drop a leading BOM.
+
+        ``None`` while the first bytes may still be the start of a BOM.
+        """
+        self._sniff(chunk)
+        data: Bytes = self._carry + chunk if self._carry else chunk
+        if not self._started:
+            if len(data) < len(BOM) and not final and BOM.startswith(data):
+                self._carry = bytes(data)  # maybe a BOM: wait for more
+                return None
+            self._started = True
+            if bytes(data[: len(BOM)]) == BOM:
+                data = memoryview(data)[len(BOM) :]
+        return data
+
+    def _invalid(self) -> FsError:
+        return not_text(self._verb, self._display_path, "invalid UTF-8 text")
+
+
+def nth_newline(text: T, n: int, lo: int, hi: int) -> int:
+    """Index of the ``n``-th ``\\n`` (1-based) of ``text[lo:hi]``, which holds at least ``n``.
+
+    ``text`` is a ``str`` or raw bytes. Halves the span with ``count`` (C
+    speed, about one pass over the span in total) until it is short, then
+    steps with ``find``: ten thousand short lines cost a few dozen Python
+    steps, not ten thousand.
+    """
+    newline: Any = "\n" if isinstance(text, str) else b"\n"
+    while hi - lo > _FIND_SPAN:
+        mid = (lo + hi) // 2
+        seen = text.count(newline, lo, mid)
+        if seen >= n:
+            hi = mid
+        else:
+            n -= seen
+            lo = mid
+    pos = lo - 1
+    for _ in range(n):
+        pos = text.find(newline, pos + 1)
+    return pos
+
+
+_FIND_SPAN = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +345,6 @@ def _check_count(count: int, edit: FsEditRequest, display_path: str) -> None:
         )
     if count > 1 and not edit.replace_all:
         raise FsError(
-            f'old_string matched {count} times in "{display_path}"'
-            + _AMBIGUOUS_HINT,
+            f'old_string matched {count} times in "{display_path}"' + _AMBIGUOUS_HINT,
             FsErrorCode.FS_AMBIGUOUS_EDIT,
         )

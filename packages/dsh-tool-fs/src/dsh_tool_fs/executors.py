@@ -16,7 +16,7 @@ Seam calls per tool:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from dsh_fs import (
     FsTarget,
     ReplaceIfVersion,
 )
+from dsh_fs.streaming import LineSkipping
 
 from . import diff_meta as _diff
 from . import list_render, mutation_render, read_render
@@ -112,8 +113,7 @@ async def run_read(ex: Execution, args: ReadArgs) -> ToolOutput:
         )
         chunks = ex.fs.stream_text(target)
         try:
-            async for chunk in chunks:
-                builder.feed(chunk)
+            await _feed_window(builder, chunks)
         finally:
             aclose = getattr(chunks, "aclose", None)
             if aclose is not None:
@@ -136,6 +136,30 @@ async def run_read(ex: Execution, args: ReadArgs) -> ToolOutput:
     return ToolOutput(
         text=read_render.render_read(p, window), value=read_render.read_value(p, window)
     )
+
+
+async def _feed_window(builder: read_render.WindowBuilder, chunks: AsyncIterator[str]) -> None:
+    """Feed a streamed file to the window builder, passing over counted-only lines.
+
+    When the stream can skip lines (:class:`dsh_fs.streaming.LineSkipping`),
+    the lines the window only counts — before ``offset``, the rest of an
+    over-long line, everything after the window — are passed over by the
+    backend without being decoded into text; the result is the same.
+    """
+    skipper = chunks if isinstance(chunks, LineSkipping) else None
+    while True:
+        if skipper is not None:
+            wanted = builder.countable_lines()
+            if wanted != 0:
+                newlines, partial = await skipper.skip_lines(wanted)
+                builder.skipped(newlines, partial)
+                if wanted is None or newlines < wanted:
+                    return  # the end of the text
+                continue
+        chunk = await anext(chunks, None)
+        if chunk is None:
+            return
+        builder.feed(chunk)
 
 
 async def run_write(ex: Execution, args: WriteArgs) -> ToolOutput:

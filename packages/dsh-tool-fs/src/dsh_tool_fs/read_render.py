@@ -16,6 +16,7 @@ from itertools import accumulate, islice
 from operator import methodcaller
 
 from dsh_fs import FsError, FsErrorCode
+from dsh_fs.text import nth_newline
 
 from .names import quote_name
 
@@ -59,30 +60,8 @@ def _utf8_len(text: str) -> int:
 _SKIP, _WINDOW, _COUNT = 0, 1, 2
 _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 _SKIP_BLOCK = 1 << 16
-_FIND_SPAN = 1024
 _FIRST_SPAN = 4096
 _MAX_SPAN = 1 << 16
-
-
-def _nth_newline(chunk: str, n: int, lo: int, hi: int) -> int:
-    """Index of the ``n``-th ``\\n`` (1-based) of ``chunk[lo:hi]``, which has at least ``n``.
-
-    Halve the span with ``str.count`` (C speed, about one pass over the
-    span in total) until it is short, then step with ``find``: ten thousand
-    short lines cost a few dozen Python steps, not ten thousand.
-    """
-    while hi - lo > _FIND_SPAN:
-        mid = (lo + hi) // 2
-        seen = chunk.count("\n", lo, mid)
-        if seen >= n:
-            hi = mid
-        else:
-            n -= seen
-            lo = mid
-    pos = lo - 1
-    for _ in range(n):
-        pos = chunk.find("\n", pos + 1)
-    return pos
 
 
 class WindowBuilder:
@@ -163,6 +142,53 @@ class WindowBuilder:
             self._window(chunk, 0)
         self._tail = chunk[-1] != "\n"
 
+    def countable_lines(self) -> int | None:
+        """How many of the next lines the window only counts: 0 when it needs their text.
+
+        Before ``offset``, the newlines up to line ``offset``; inside an over-long
+        line whose shown head is complete, 1 (the rest of that line); after the
+        window, ``None`` — everything left. A stream with ``skip_lines``
+        (:class:`dsh_fs.streaming.LineSkipping`) can pass over these without
+        producing text; report what it passed with :meth:`skipped`.
+        """
+        phase = self._phase
+        if phase == _SKIP:
+            return self._offset - 1 - self._completed
+        if phase == _COUNT:
+            return None
+        return 1 if self._more else 0
+
+    def skipped(self, newlines: int, partial: bool) -> None:
+        """Account for text passed over as :meth:`countable_lines` allowed.
+
+        ``newlines`` is how many ``\\n`` were passed (fewer than asked only at
+        the end of the text); ``partial`` whether text followed the last one.
+        """
+        if self._finished:
+            raise RuntimeError("skipped() after finish()")
+        if newlines or partial:
+            self._tail = partial
+        if not newlines:
+            return
+        phase = self._phase
+        if phase == _SKIP:
+            need = self._offset - 1 - self._completed
+            if newlines > need:
+                raise ValueError("skipped past the start of the window")
+            self._completed += newlines
+            if newlines == need:
+                self._phase = _WINDOW
+        elif phase == _COUNT:
+            self._completed += newlines
+        elif self._more:  # the rest of an over-long line, and maybe more after it
+            if newlines > 1:
+                raise ValueError("only the rest of the current line may be skipped in the window")
+            self._completed += 1
+            if self._close_line(self._completed, ends_cr=False):
+                self._phase = _COUNT
+        else:
+            raise ValueError("the window needs the text of these lines")
+
     def finish(self) -> ReadWindow:
         """End of text: close a final line without ``\\n`` and return the window."""
         if not self._finished:
@@ -192,7 +218,7 @@ class WindowBuilder:
             if seen >= need:
                 self._completed += need
                 self._phase = _WINDOW
-                self._window(chunk, _nth_newline(chunk, need, start, stop) + 1)
+                self._window(chunk, nth_newline(chunk, need, start, stop) + 1)
                 return
             need -= seen
             self._completed += seen
@@ -370,9 +396,7 @@ def check_offset(window: ReadWindow, display_path: str) -> None:
     (``cannot read "<p>": …``): the name rule of SPEC 5.9 applies to list
     entries and envelope ``<path>`` lines, and an error message is neither.
     """
-    if window.offset > window.total_lines and not (
-        window.offset == 1 and window.total_lines == 0
-    ):
+    if window.offset > window.total_lines and not (window.offset == 1 and window.total_lines == 0):
         raise FsError(
             f'offset {decimal_text(window.offset)} is out of range for "{display_path}" '
             f"({window.total_lines} lines)",
