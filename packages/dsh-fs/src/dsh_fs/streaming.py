@@ -106,6 +106,7 @@ class _Reader:
         "_decoder",
         "_end",
         "_eof",
+        "_head",
         "_source",
         "_start",
         "_text_start",
@@ -121,6 +122,7 @@ class _Reader:
         self._start = 0  # buffer[start:end] is read but not yet consumed
         self._end = 0
         self._eof = False
+        self._head = b""  # the first (up to 3) bytes of the stream
         self._text_start = 0  # stream offset of the first character (3 after a BOM)
 
     def close(self) -> None:
@@ -138,8 +140,9 @@ class _Reader:
             self._eof = True
             self._decoder.feed(b"", final=True)  # a character cut short is invalid
             return False
-        if self._base == 0 and self._buffer.startswith(BOM):
-            self._text_start = len(BOM)
+        if self._base < len(BOM):  # the first bytes: a BOM is not text
+            self._head += bytes(self._view[: min(got, len(BOM) - self._base)])
+            self._text_start = len(self._head) if BOM.startswith(self._head) else 0
         self._end = got
         return True
 

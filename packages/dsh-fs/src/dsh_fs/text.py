@@ -124,6 +124,10 @@ class StreamDecoder:
         """Whether the leading BOM question is settled (three bytes or the end seen)."""
 
     def feed(self, chunk: Bytes, *, final: bool = False) -> str:
+        self._sniff(chunk)
+        return self._decode(chunk, final)
+
+    def _decode(self, chunk: Bytes, final: bool) -> str:
         data = self._accept(chunk, final)
         if data is None:
             return ""
@@ -140,21 +144,19 @@ class StreamDecoder:
         Never final: the end of the stream is still announced with
         ``feed(b"", final=True)``.
         """
+        self._sniff(chunk)
         if (
             self._started
             and not self._carry
             and not isinstance(chunk, memoryview)  # bytes and bytearray have isascii()
             and chunk.isascii()
         ):
-            self._sniff(chunk)
             return
         view = memoryview(chunk)
         for start in range(0, len(view), CHECK_BLOCK_BYTES):
             block = view[start : start + CHECK_BLOCK_BYTES]
-            if self._started and not self._carry and bytes(block).isascii():
-                self._sniff(block)
-            else:
-                self.feed(block)
+            if not (self._started and not self._carry and bytes(block).isascii()):
+                self._decode(block, False)
 
     def _sniff(self, chunk: Bytes) -> None:
         seen = self._seen
@@ -163,11 +165,10 @@ class StreamDecoder:
         self._seen = seen + len(chunk)
 
     def _accept(self, chunk: Bytes, final: bool) -> Bytes | None:
-        """Sniff ``chunk``, put a carried partial character in front, drop a leading BOM.
+        """Put a carried partial character in front of ``chunk``, drop a leading BOM.
 
         ``None`` while the first bytes may still be the start of a BOM.
         """
-        self._sniff(chunk)
         data: Bytes = self._carry + chunk if self._carry else chunk
         if not self._started:
             if len(data) < len(BOM) and not final and BOM.startswith(data):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Literal, TypeAlias
+from typing import Literal, Protocol, TypeAlias, cast
 
 import anyio
 import anyio.lowlevel
@@ -18,10 +18,15 @@ import pytest
 from .._errors import FsError, FsErrorCode
 from .._filesystem import FileSystem
 from .._types import FsTarget
+from ..streaming import LineSkipping
 from ._scratch import Scratch
 
-ReadHow: TypeAlias = Literal["read_text", "stream_text"]
+ReadHow: TypeAlias = Literal["read_text", "stream_text", "skip_lines"]
 READ_HOWS: tuple[ReadHow, ...] = ("read_text", "stream_text")
+"""The ways to get a file's whole text."""
+CHECK_HOWS: tuple[ReadHow, ...] = (*READ_HOWS, "skip_lines")
+"""The ways to read a file that must all refuse it the same way: also ``skip_lines(None)``
+of the stream, when the backend's stream offers it (optional)."""
 
 
 NON_REGULAR_KINDS = ("directory", "other", "symlink to a directory")
@@ -74,10 +79,35 @@ async def collect_stream(stream: AsyncIterator[str]) -> list[str]:
 
 
 async def read_via(fs: FileSystem, target: FsTarget, how: ReadHow) -> str:
-    """The whole text through ``read_text`` or through ``stream_text`` joined."""
+    """The whole text through ``read_text`` or ``stream_text`` joined.
+
+    ``skip_lines`` passes over the whole stream and returns ``""`` (for tests
+    that expect a failure); it skips the test when the stream cannot skip.
+    """
     if how == "read_text":
         return await fs.read_text(target)
+    if how == "skip_lines":
+        stream = skipping_stream(fs, target)
+        try:
+            await stream.skip_lines(None)
+        finally:
+            await stream.aclose()
+        return ""
     return "".join(await collect_stream(fs.stream_text(target)))
+
+
+class SkippingStream(LineSkipping, Protocol):
+    def __aiter__(self) -> AsyncIterator[str]: ...
+    async def __anext__(self) -> str: ...
+    async def aclose(self) -> None: ...
+
+
+def skipping_stream(fs: FileSystem, target: FsTarget) -> SkippingStream:
+    """``fs.stream_text(target)`` when it offers ``skip_lines``; else the test is skipped."""
+    stream = fs.stream_text(target)
+    if not isinstance(stream, LineSkipping):
+        pytest.skip("this backend's stream_text offers no skip_lines (an optional capability)")
+    return cast(SkippingStream, stream)
 
 
 def multibyte_text(min_bytes: int, *, seed: int = 0) -> str:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from .._errors import FsErrorCode
+from ..streaming import SkippedLines
 from ._base import ContractBase
 from ._expect import (
+    CHECK_HOWS,
     NON_REGULAR_KINDS,
     READ_HOWS,
     ReadHow,
@@ -15,6 +19,7 @@ from ._expect import (
     make_non_regular,
     multibyte_text,
     read_via,
+    skipping_stream,
 )
 from ._scratch import Scratch
 
@@ -34,6 +39,28 @@ INVALID_UTF8 = {
     "file of two BOM bytes": b"\xef\xbb",
     "BOM then a truncated character": b"\xef\xbb\xbf\xe2\x82",
 }
+
+SKIP_TEXTS = {
+    "empty": b"",
+    "only a BOM": BOM,
+    "BOM and lines": BOM + b"a\nb\n",
+    "one line without newline": b"abc",
+    "one newline": b"\n",
+    "blank lines": b"\n\n\n",
+    "CRLF, lone CR, no final newline": b"a\r\nb\rc\r\nd",
+    "multi-byte characters": "é\n€€\n\U0001d11e\nµ".encode(),
+}
+
+
+def skip_reference(text: str, count: int | None) -> tuple[SkippedLines, str]:
+    """What ``skip_lines(count)`` passes over at the start of ``text``, and the text left."""
+    position = passed = 0
+    while count is None or passed < count:
+        newline = text.find("\n", position)
+        if newline < 0:
+            return SkippedLines(passed, position < len(text)), ""
+        position, passed = newline + 1, passed + 1
+    return SkippedLines(passed, False), text[position:]
 
 
 class ReadContract(ContractBase):
@@ -97,7 +124,7 @@ class ReadContract(ContractBase):
         assert "".join(chunks) == text
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("how", CHECK_HOWS)
     async def test_read_of_an_absent_file_is_not_found(
         self, scratch: Scratch, how: ReadHow
     ) -> None:
@@ -109,7 +136,7 @@ class ReadContract(ContractBase):
         )
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("how", CHECK_HOWS)
     async def test_read_through_a_broken_symlink_is_not_found(
         self, scratch: Scratch, how: ReadHow
     ) -> None:
@@ -122,7 +149,7 @@ class ReadContract(ContractBase):
         )
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("how", CHECK_HOWS)
     @pytest.mark.parametrize("kind", NON_REGULAR_KINDS)
     async def test_read_of_a_non_regular_file_fails(
         self, scratch: Scratch, how: ReadHow, kind: str
@@ -136,7 +163,7 @@ class ReadContract(ContractBase):
         )
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("how", CHECK_HOWS)
     @pytest.mark.parametrize("nul_at", [0, 5, 4096, 8191])
     async def test_nul_byte_within_the_first_8192_bytes_is_a_binary_file(
         self, scratch: Scratch, how: ReadHow, nul_at: int
@@ -164,7 +191,7 @@ class ReadContract(ContractBase):
         assert text == data.decode()
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("how", CHECK_HOWS)
     @pytest.mark.parametrize("case", sorted(INVALID_UTF8))
     async def test_invalid_utf8_is_rejected(
         self, scratch: Scratch, how: ReadHow, case: str
@@ -178,7 +205,7 @@ class ReadContract(ContractBase):
         )
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("how", CHECK_HOWS)
     @pytest.mark.parametrize("tail", [b"\xff", "€".encode()[:2]])
     async def test_invalid_utf8_after_a_megabyte_of_valid_text_is_rejected(
         self, scratch: Scratch, how: ReadHow, tail: bytes
@@ -192,7 +219,7 @@ class ReadContract(ContractBase):
         )
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("how", READ_HOWS)
+    @pytest.mark.parametrize("how", CHECK_HOWS)
     async def test_invalid_utf8_error_chains_the_decoding_error_as_its_cause(
         self, scratch: Scratch, how: ReadHow
     ) -> None:
@@ -205,3 +232,64 @@ class ReadContract(ContractBase):
         )
         assert isinstance(err.__cause__, UnicodeDecodeError)
 
+
+    # -- skip_lines (optional: dsh_fs.streaming.LineSkipping) ------------------
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("count", [0, 1, 2, 3, 4, None])
+    @pytest.mark.parametrize("case", sorted(SKIP_TEXTS))
+    async def test_skip_lines_passes_over_exactly_the_lines_asked(
+        self, scratch: Scratch, case: str, count: int | None
+    ) -> None:
+        data = SKIP_TEXTS[case]
+        scratch.put("f.txt", data)
+        text = data.decode("utf-8-sig")
+        stream = skipping_stream(scratch.fs, await scratch.fs.resolve("f.txt"))
+        skipped = await stream.skip_lines(count)
+        rest = "".join(await collect_stream(stream))
+        assert (skipped, rest) == skip_reference(text, count)
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("count", [1, 999, "all but one", "all", "more", None])
+    async def test_skip_lines_over_many_chunks_then_the_rest_reads_exactly(
+        self, scratch: Scratch, count: int | str | None
+    ) -> None:
+        text = multibyte_text(3 << 20, seed=11)
+        newlines = text.count("\n")
+        scratch.put("big.txt", BOM + text.encode())
+        wanted = {"all but one": newlines - 1, "all": newlines, "more": newlines + 5}.get(
+            str(count), count
+        )
+        assert wanted is None or isinstance(wanted, int)
+        stream = skipping_stream(scratch.fs, await scratch.fs.resolve("big.txt"))
+        skipped = await stream.skip_lines(wanted)
+        rest = "".join(await collect_stream(stream))
+        assert (skipped, rest) == skip_reference(text, wanted)
+
+    @pytest.mark.anyio
+    async def test_skip_lines_and_iteration_take_turns_on_one_stream(
+        self, scratch: Scratch
+    ) -> None:
+        text = multibyte_text(3 << 20, seed=12)
+        scratch.put("big.txt", text.encode())
+        stream = skipping_stream(scratch.fs, await scratch.fs.resolve("big.txt"))
+        position = turns = 0
+        counts = itertools.cycle((0, 1, 7, 5000, 1))
+        while (chunk := await anext(stream, None)) is not None:
+            assert text.startswith(chunk, position)
+            position += len(chunk)
+            count = next(counts)
+            skipped, rest = skip_reference(text[position:], count)
+            assert await stream.skip_lines(count) == skipped
+            position, turns = len(text) - len(rest), turns + 1
+        assert position == len(text)
+        assert turns >= 3
+
+    @pytest.mark.anyio
+    async def test_skip_lines_to_the_end_counts_the_last_line_without_newline(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("f.txt", b"one\ntwo\nthree")
+        stream = skipping_stream(scratch.fs, await scratch.fs.resolve("f.txt"))
+        assert tuple(await stream.skip_lines(None)) == (2, True)
+        assert await collect_stream(stream) == []
