@@ -5,7 +5,10 @@ One pass over the text, fed in chunks of any size: the lines before
 ``str.find`` on whole chunks (C speed, no Python work per line); only the
 selected lines are cut out and measured. Memory stays bounded by the window,
 the current chunk and the head of one line (``max_line_length + 1``
-characters): a 100 MB line without a newline is never accumulated.
+characters): a 100 MB line without a newline is never accumulated. When the
+text comes from a stream that can skip lines, the builder says which lines
+it only counts (:meth:`WindowBuilder.countable_lines`) and the stream passes
+over them without decoding them at all (:meth:`WindowBuilder.skipped`).
 """
 
 from __future__ import annotations
@@ -75,7 +78,8 @@ class WindowBuilder:
     with ``split`` and select them — in bulk where possible — until ``limit``
     lines are selected or the byte cap is hit), *count* (``chunk.count("\\n")``
     for the rest). Whether the stream ends without a
-    newline decides if a final partial line counts.
+    newline decides if a final partial line counts. Instead of being fed,
+    the lines of :meth:`countable_lines` may be reported as :meth:`skipped`.
     """
 
     __slots__ = (
