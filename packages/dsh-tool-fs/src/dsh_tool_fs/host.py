@@ -30,7 +30,7 @@ from .definitions import (
     build_definitions,
     build_prompt_sections,
 )
-from .executors import Execution, ToolOutput
+from .executors import Execution, ObservedHook, ToolOutput
 from .names import escape_controls
 
 logger = logging.getLogger("dsh_tool_fs")
@@ -114,6 +114,19 @@ class ToolResult:
         )
 
 
+# Every call builds a ToolCall and a ToolResult. Like ``dsh_fs.new_dir_entry``
+# the host fills their slots through the slot descriptors: the very same frozen
+# objects (equal, hashable, same repr), without the frozen ``__init__``'s
+# ``object.__setattr__`` per field — about a microsecond per call.
+_new = object.__new__
+_set_call_session = vars(ToolCall)["session"].__set__
+_set_call_tool = vars(ToolCall)["tool"].__set__
+_set_is_error = vars(ToolResult)["is_error"].__set__
+_set_text = vars(ToolResult)["text"].__set__
+_set_value = vars(ToolResult)["value"].__set__
+_set_error = vars(ToolResult)["error"].__set__
+_set_meta = vars(ToolResult)["meta"].__set__
+
 _Body = Callable[[Execution, Any], Awaitable[ToolOutput]]
 
 # The tool body for each kind of validated arguments.
@@ -150,6 +163,7 @@ class ToolFs:
             config = ToolFsConfig.model_validate(dict(config))
         self.config: ToolFsConfig = config
         self.plugin_manager: pluggy.PluginManager = make_plugin_manager()
+        self._observe = ObservedHook(self.plugin_manager)
         for plugin in plugins:
             self.register(plugin)
         self._definitions = build_definitions(config)
@@ -238,12 +252,15 @@ class ToolFs:
             parsed = _validate(name, args, self.config)
         except ToolArgumentError as exc:
             return ToolResult.failure(exc.message, "ToolArgumentError", exc.code)
+        actor = _new(ToolCall)
+        _set_call_session(actor, session)
+        _set_call_tool(actor, name)
+        pm = self.plugin_manager
+        observe = self._observe
+        if observe.manager is not pm:  # the attribute was given another manager
+            observe = self._observe = ObservedHook(pm)
         execution = Execution(
-            fs=self.fs,
-            hook=self.plugin_manager.hook,
-            config=self.config,
-            actor=ToolCall(session=session, tool=name),
-            cwd=getattr(session, "cwd", None),
+            self.fs, pm.hook, self.config, actor, getattr(session, "cwd", None), observe
         )
         body = _BODIES[type(parsed)]
         if cancel is None:
@@ -275,4 +292,10 @@ class ToolFs:
             return ToolResult.failure(
                 str(exc) or type(exc).__name__, type(exc).__name__, "TOOL_FAILURE"
             )
-        return ToolResult(is_error=False, text=out.text, value=out.value, meta=out.meta)
+        result = _new(ToolResult)
+        _set_is_error(result, False)
+        _set_text(result, out.text)
+        _set_value(result, out.value)
+        _set_error(result, None)
+        _set_meta(result, out.meta)
+        return result
