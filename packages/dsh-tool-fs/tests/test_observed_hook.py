@@ -9,7 +9,7 @@ import pytest
 from dsh_fs import FsTarget, hookimpl, make_plugin_manager
 from dsh_fs_memory import MemoryFileSystem
 from dsh_fs_policy import FsPolicy
-from dsh_tool_fs import Session, ToolFs
+from dsh_tool_fs import Session, ToolCall, ToolFs, ToolResult
 
 pytestmark = pytest.mark.anyio
 
@@ -242,3 +242,26 @@ async def test_the_policy_still_authorizes_an_edit_after_a_read() -> None:
         "edit", {"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}, session=session
     )
     assert not result.is_error, result.text
+
+
+async def test_the_result_and_actor_are_the_frozen_public_types() -> None:
+    calls: list[Any] = []
+
+    class Keep:
+        @hookimpl
+        def fs_observed(self, target: FsTarget, version: str, actor: Any) -> None:
+            calls.append(actor)
+
+    toolfs = make(Keep())
+    session = Session(cwd="/w")
+    result = await toolfs.execute("read", {"file_path": "a.txt"}, session=session)
+    expected = ToolResult(is_error=False, text=result.text, value=result.value, meta=None)
+    assert result == expected and repr(result) == repr(expected)
+    with pytest.raises(AttributeError):
+        result.text = "changed"  # type: ignore[misc]
+    actor = calls[0]
+    assert type(actor) is ToolCall
+    assert (actor.session, actor.tool) == (session, "read")
+    assert repr(actor) == repr(ToolCall(session=session, tool="read"))
+    with pytest.raises(AttributeError):
+        actor.tool = "write"
