@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 from dsh_tool_fs import ToolFsConfig
+from dsh_tool_fs.arguments import _VALUE_RULES as VALUE_RULES
 from dsh_tool_fs.arguments import (
-    _PLAIN,
     PARAMETERS,
+    PLAIN_ARGUMENTS,
     ReadArgs,
     ToolArgumentError,
     check_shape,
     validate_arguments,
 )
-from dsh_tool_fs.arguments import _VALUE_RULES as VALUE_RULES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,7 +79,7 @@ def test_the_fast_path_only_ever_accepts_and_then_agrees(
     tool: str, args: dict[Any, Any], small: bool
 ) -> None:
     config = SMALL if small else CONFIG
-    plain = _PLAIN[tool](args, config)
+    plain = PLAIN_ARGUMENTS[tool](args, config)
     if plain is not None:
         expected = two_stages(tool, args, config)
         assert plain == expected
@@ -103,7 +103,7 @@ def test_the_fast_path_only_ever_accepts_and_then_agrees(
     ],
 )
 def test_plain_valid_arguments_take_the_fast_path(tool: str, args: dict[str, Any]) -> None:
-    plain = _PLAIN[tool](args, CONFIG)
+    plain = PLAIN_ARGUMENTS[tool](args, CONFIG)
     assert plain is not None
     assert plain == two_stages(tool, args, CONFIG)
 
@@ -125,11 +125,11 @@ def test_plain_valid_arguments_take_the_fast_path(tool: str, args: dict[str, Any
     ],
 )
 def test_anything_unusual_is_left_to_the_two_stages(tool: str, args: dict[str, Any]) -> None:
-    assert _PLAIN[tool](args, CONFIG) is None
+    assert PLAIN_ARGUMENTS[tool](args, CONFIG) is None
 
 
 def test_fast_built_arguments_are_as_frozen_as_constructed_ones() -> None:
-    plain = _PLAIN["read"]({"file_path": "a"}, CONFIG)
+    plain = PLAIN_ARGUMENTS["read"]({"file_path": "a"}, CONFIG)
     assert plain == ReadArgs("a", 1, 2000)
     assert hash(plain) == hash(ReadArgs("a", 1, 2000))
     with pytest.raises(AttributeError):

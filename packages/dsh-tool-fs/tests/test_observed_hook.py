@@ -264,4 +264,4 @@ async def test_the_result_and_actor_are_the_frozen_public_types() -> None:
     assert (actor.session, actor.tool) == (session, "read")
     assert repr(actor) == repr(ToolCall(session=session, tool="read"))
     with pytest.raises(AttributeError):
-        actor.tool = "write"
+        actor.tool = "write"  # type: ignore[misc]

@@ -195,7 +195,7 @@ _VALUE_RULES: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs]] = {
 def validate_arguments(tool: str, args: Any, config: ToolFsConfig) -> ToolArgs:
     """Both stages for ``tool``; raises :class:`ToolArgumentError` with the exact message."""
     if type(args) is dict:
-        plain = _PLAIN[tool](args, config)
+        plain = PLAIN_ARGUMENTS[tool](args, config)
         if plain is not None:
             return plain
     values = check_shape(tool, args)
@@ -318,9 +318,10 @@ def _plain_edit(args: dict[str, Any], config: ToolFsConfig) -> EditArgs | None:
     return parsed
 
 
-_PLAIN: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs | None]] = {
+PLAIN_ARGUMENTS: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs | None]] = {
     "list": _plain_list,
     "read": _plain_read,
     "write": _plain_write,
     "edit": _plain_edit,
 }
+"""Per tool, the fast path alone: the typed arguments of plain valid ones, else ``None``."""

@@ -20,6 +20,7 @@ import pluggy
 from dsh_fs import FileSystem, FsError, FsErrorCode, load_backend, load_plugin, make_plugin_manager
 
 from . import executors, mutation_render
+from .arguments import PLAIN_ARGUMENTS as _PLAIN_ARGUMENTS
 from .arguments import EditArgs, ListArgs, ReadArgs, ToolArgs, ToolArgumentError, WriteArgs
 from .arguments import validate_arguments as _validate
 from .config import ToolFsConfig
@@ -246,12 +247,18 @@ class ToolFs:
         they were, and the result is ``FS_ABORTED`` ``<verb> aborted``.
         Cancelling the caller's own scope propagates as usual.
         """
-        if name not in TOOL_NAMES:
-            return ToolResult.failure(f'unknown tool "{name}"', "ToolNotFoundError", "UNKNOWN_TOOL")
-        try:
-            parsed = _validate(name, args, self.config)
-        except ToolArgumentError as exc:
-            return ToolResult.failure(exc.message, "ToolArgumentError", exc.code)
+        config = self.config
+        plain = _PLAIN_ARGUMENTS.get(name)
+        parsed = plain(args, config) if plain is not None and type(args) is dict else None
+        if parsed is None:  # not plain valid arguments: the two stages decide, with the message
+            if name not in TOOL_NAMES:
+                return ToolResult.failure(
+                    f'unknown tool "{name}"', "ToolNotFoundError", "UNKNOWN_TOOL"
+                )
+            try:
+                parsed = _validate(name, args, config)
+            except ToolArgumentError as exc:
+                return ToolResult.failure(exc.message, "ToolArgumentError", exc.code)
         actor = _new(ToolCall)
         _set_call_session(actor, session)
         _set_call_tool(actor, name)
@@ -259,12 +266,16 @@ class ToolFs:
         observe = self._observe
         if observe.manager is not pm:  # the attribute was given another manager
             observe = self._observe = ObservedHook(pm)
-        execution = Execution(
-            self.fs, pm.hook, self.config, actor, getattr(session, "cwd", None), observe
-        )
+        cwd = getattr(session, "cwd", None)
+        execution = Execution(self.fs, pm.hook, config, actor, cwd, observe)
         body = _BODIES[type(parsed)]
         if cancel is None:
-            return await self._guarded(body, parsed, execution)
+            # The body awaited right here: one coroutine less per call than through _guarded.
+            try:
+                out = await body(execution, parsed)
+            except Exception as exc:
+                return _failure(exc, execution)
+            return _success(out)
         if cancel.is_set():
             return _aborted("resolve")
         outcome: ToolResult | None = None
@@ -285,17 +296,24 @@ class ToolFs:
         """Run a tool body; every exception but cancellation becomes an error result."""
         try:
             out = await body(execution, args)
-        except FsError as exc:
-            return ToolResult.failure(exc.message, "FsError", exc.code.value)
         except Exception as exc:
-            logger.exception("tool %s failed", execution.actor.tool)
-            return ToolResult.failure(
-                str(exc) or type(exc).__name__, type(exc).__name__, "TOOL_FAILURE"
-            )
-        result = _new(ToolResult)
-        _set_is_error(result, False)
-        _set_text(result, out.text)
-        _set_value(result, out.value)
-        _set_error(result, None)
-        _set_meta(result, out.meta)
-        return result
+            return _failure(exc, execution)
+        return _success(out)
+
+
+def _success(out: ToolOutput) -> ToolResult:
+    result = _new(ToolResult)
+    _set_is_error(result, False)
+    _set_text(result, out.text)
+    _set_value(result, out.value)
+    _set_error(result, None)
+    _set_meta(result, out.meta)
+    return result
+
+
+def _failure(exc: Exception, execution: Execution) -> ToolResult:
+    """The error result of a tool body's exception (called in its ``except`` block: it logs it)."""
+    if isinstance(exc, FsError):
+        return ToolResult.failure(exc.message, "FsError", exc.code.value)
+    logger.exception("tool %s failed", execution.actor.tool)
+    return ToolResult.failure(str(exc) or type(exc).__name__, type(exc).__name__, "TOOL_FAILURE")
