@@ -10,7 +10,6 @@ from dsh_tool_fs.arguments import _VALUE_RULES as VALUE_RULES
 from dsh_tool_fs.arguments import (
     PARAMETERS,
     PLAIN_ARGUMENTS,
-    ReadArgs,
     ToolArgumentError,
     check_shape,
     validate_arguments,
@@ -126,11 +125,3 @@ def test_plain_valid_arguments_take_the_fast_path(tool: str, args: dict[str, Any
 )
 def test_anything_unusual_is_left_to_the_two_stages(tool: str, args: dict[str, Any]) -> None:
     assert PLAIN_ARGUMENTS[tool](args, CONFIG) is None
-
-
-def test_fast_built_arguments_are_as_frozen_as_constructed_ones() -> None:
-    plain = PLAIN_ARGUMENTS["read"]({"file_path": "a"}, CONFIG)
-    assert plain == ReadArgs("a", 1, 2000)
-    assert hash(plain) == hash(ReadArgs("a", 1, 2000))
-    with pytest.raises(AttributeError):
-        plain.offset = 2  # type: ignore[misc]

@@ -32,26 +32,31 @@ class ToolArgumentError(ValueError):
         return self.message
 
 
-@dataclass(frozen=True, slots=True)
+# The typed arguments are plain slotted records, like the host's other per-call
+# objects: a frozen dataclass pays an ``object.__setattr__`` per field on every
+# construction, and nothing changes them once built.
+
+
+@dataclass(slots=True)
 class ListArgs:
     path: str = "."
     offset: int = 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReadArgs:
     file_path: str
     offset: int
     limit: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WriteArgs:
     file_path: str
     content: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EditArgs:
     file_path: str
     old_string: str
@@ -205,27 +210,12 @@ def validate_arguments(tool: str, args: Any, config: ToolFsConfig) -> ToolArgs:
 # The fast path. Nearly every call a model makes is a plain ``dict`` whose
 # values already have exactly the right built-in types and pass every value
 # rule; for those the two stages above amount to a handful of checks, which
-# the functions below make directly (about a quarter of the cost). They only
-# ever accept: anything unusual — an unknown or missing key, a wrong type, an
-# integral float, a subclass of ``str`` or ``int``, a value rule broken —
-# returns ``None``, and the two stages decide, with their exact messages.
-# ``test_arguments_fast_path.py`` checks on random inputs that both paths
-# agree. The typed arguments are built through their slot descriptors, like
-# ``dsh_fs.new_dir_entry``: the same frozen objects, without a frozen
-# ``__init__``'s ``object.__setattr__`` per field.
+# the functions below make directly. They only ever accept: anything unusual —
+# an unknown or missing key, a wrong type, an integral float, a subclass of
+# ``str`` or ``int``, a value rule broken — returns ``None``, and the two
+# stages decide, with their exact messages. ``test_arguments_fast_path.py``
+# checks on random inputs that both paths agree.
 
-_new = object.__new__
-
-
-def _slot_setters(cls: type) -> tuple[Callable[[object, Any], None], ...]:
-    """The ``__set__`` of each field's slot descriptor, in field order."""
-    return tuple(vars(cls)[name].__set__ for name in cls.__dataclass_fields__)  # type: ignore[attr-defined]
-
-
-_READ_SLOTS = _slot_setters(ReadArgs)
-_LIST_SLOTS = _slot_setters(ListArgs)
-_WRITE_SLOTS = _slot_setters(WriteArgs)
-_EDIT_SLOTS = _slot_setters(EditArgs)
 _READ_KEYS = _KNOWN["read"]
 _LIST_KEYS = _KNOWN["list"]
 _WRITE_KEYS = _KNOWN["write"]
@@ -234,7 +224,11 @@ _EDIT_KEYS = _KNOWN["edit"]
 
 def _plain_read(args: dict[str, Any], config: ToolFsConfig) -> ReadArgs | None:
     file_path = args.get("file_path")
-    if type(file_path) is not str or not _READ_KEYS.issuperset(args) or not file_path.strip():
+    if type(file_path) is not str or not file_path.strip():
+        return None
+    if len(args) == 1:  # the usual call: a path, the default window
+        return ReadArgs(file_path, 1, config.read_limit)
+    if not _READ_KEYS.issuperset(args):
         return None
     offset = args.get("offset")
     if offset is None:
@@ -246,12 +240,7 @@ def _plain_read(args: dict[str, Any], config: ToolFsConfig) -> ReadArgs | None:
         limit = config.read_limit
     elif type(limit) is not int or not 1 <= limit <= config.read_limit:
         return None
-    parsed = _new(ReadArgs)
-    set_file_path, set_offset, set_limit = _READ_SLOTS
-    set_file_path(parsed, file_path)
-    set_offset(parsed, offset)
-    set_limit(parsed, limit)
-    return parsed
+    return ReadArgs(file_path, offset, limit)
 
 
 def _plain_list(args: dict[str, Any], config: ToolFsConfig) -> ListArgs | None:
@@ -267,11 +256,7 @@ def _plain_list(args: dict[str, Any], config: ToolFsConfig) -> ListArgs | None:
         offset = 1
     elif type(offset) is not int or offset < 1:
         return None
-    parsed = _new(ListArgs)
-    set_path, set_offset = _LIST_SLOTS
-    set_path(parsed, path)
-    set_offset(parsed, offset)
-    return parsed
+    return ListArgs(path, offset)
 
 
 def _plain_write(args: dict[str, Any], config: ToolFsConfig) -> WriteArgs | None:
@@ -284,11 +269,7 @@ def _plain_write(args: dict[str, Any], config: ToolFsConfig) -> WriteArgs | None
         or not file_path.strip()
     ):
         return None
-    parsed = _new(WriteArgs)
-    set_file_path, set_content = _WRITE_SLOTS
-    set_file_path(parsed, file_path)
-    set_content(parsed, content)
-    return parsed
+    return WriteArgs(file_path, content)
 
 
 def _plain_edit(args: dict[str, Any], config: ToolFsConfig) -> EditArgs | None:
@@ -309,13 +290,7 @@ def _plain_edit(args: dict[str, Any], config: ToolFsConfig) -> EditArgs | None:
         or old_string == new_string
     ):
         return None
-    parsed = _new(EditArgs)
-    set_file_path, set_old, set_new, set_replace_all = _EDIT_SLOTS
-    set_file_path(parsed, file_path)
-    set_old(parsed, old_string)
-    set_new(parsed, new_string)
-    set_replace_all(parsed, replace_all)
-    return parsed
+    return EditArgs(file_path, old_string, new_string, replace_all)
 
 
 PLAIN_ARGUMENTS: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs | None]] = {
