@@ -1,7 +1,7 @@
 """The four tool bodies: exactly the seam calls and hook calls of SPEC 5.5.
 
 Each executor resolves its path, calls the primitives it needs and nothing
-more, asks or emits the ``fs_*`` hooks, and returns a :class:`ToolOutput`
+more, asks or emits the ``fs_*`` hooks, and returns a ``ToolOutput`` tuple
 built by the pure renderers. Validation, cancellation and error
 normalization belong to the host (:mod:`dsh_tool_fs.host`).
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 import pluggy
@@ -44,13 +44,11 @@ from .config import ToolFsConfig
 # ``Execution.verb`` changes after construction.
 
 
-@dataclass(slots=True)
-class ToolOutput:
-    """What a successful tool body produced: model text, canonical value, diff metadata."""
-
-    text: str
-    value: dict[str, Any]
-    meta: dict[str, Any] | None = None
+ToolOutput: TypeAlias = tuple[str, dict[str, Any], dict[str, Any] | None]
+"""What a successful tool body produced: ``(text, value, meta)`` — the model text, the
+canonical value and the diff metadata (``None`` but for write and edit). A bare tuple:
+the host unpacks it into the :class:`~dsh_tool_fs.ToolResult` at once, and a record
+class would cost a Python-level ``__init__`` per call for nothing."""
 
 
 @dataclass(slots=True)
@@ -166,7 +164,7 @@ async def run_list(ex: Execution, args: ListArgs) -> ToolOutput:
         offset=args.offset,
         max_entries=ex.config.list_max_entries,
     )
-    return ToolOutput(text=list_render.render_list(page), value=list_render.list_value(page))
+    return list_render.render_list(page), list_render.list_value(page), None
 
 
 async def run_read(ex: Execution, args: ReadArgs) -> ToolOutput:
@@ -212,9 +210,7 @@ async def run_read(ex: Execution, args: ReadArgs) -> ToolOutput:
         )
     read_render.check_offset(window, p)
     ex.observe(target, info.version, ex.actor)
-    return ToolOutput(
-        text=read_render.render_read(p, window), value=read_render.read_value(p, window)
-    )
+    return read_render.render_read(p, window), read_render.read_value(p, window), None
 
 
 async def run_write(ex: Execution, args: WriteArgs) -> ToolOutput:
@@ -226,10 +222,10 @@ async def run_write(ex: Execution, args: WriteArgs) -> ToolOutput:
     outcome = await ex.fs.write_text(target, args.content, intent)
     ex.observed(target, outcome.version)
     p = target.display_path
-    return ToolOutput(
-        text=mutation_render.render_write(p, outcome.operation),
-        value=mutation_render.write_value(p, outcome.operation, outcome.before, outcome.after),
-        meta=_diff.diff_meta(args.file_path, outcome.before, outcome.after),
+    return (
+        mutation_render.render_write(p, outcome.operation),
+        mutation_render.write_value(p, outcome.operation, outcome.before, outcome.after),
+        _diff.diff_meta(args.file_path, outcome.before, outcome.after),
     )
 
 
@@ -243,8 +239,8 @@ async def run_edit(ex: Execution, args: EditArgs) -> ToolOutput:
     outcome = await ex.fs.edit_text(target, request, guard)
     ex.observed(target, outcome.version)
     p = target.display_path
-    return ToolOutput(
-        text=mutation_render.render_edit(p, replace_all=args.replace_all),
-        value=mutation_render.edit_value(p, outcome.before, outcome.after),
-        meta=_diff.diff_meta(args.file_path, outcome.before, outcome.after),
+    return (
+        mutation_render.render_edit(p, replace_all=args.replace_all),
+        mutation_render.edit_value(p, outcome.before, outcome.after),
+        _diff.diff_meta(args.file_path, outcome.before, outcome.after),
     )

@@ -302,12 +302,13 @@ class ToolFs:
 
 
 def _success(out: ToolOutput) -> ToolResult:
+    text, value, meta = out
     result = _new(ToolResult)
     _set_is_error(result, False)
-    _set_text(result, out.text)
-    _set_value(result, out.value)
+    _set_text(result, text)
+    _set_value(result, value)
     _set_error(result, None)
-    _set_meta(result, out.meta)
+    _set_meta(result, meta)
     return result
 
 
