@@ -62,8 +62,8 @@ class Execution:
     actor: Any
     """The per-call execution object passed to every hook as ``actor``."""
     cwd: str | None
-    observe: ObservedHook
-    """The ``fs_observed`` hook of the same plugin manager."""
+    observe: Callable[[FsTarget, str, Any], None]
+    """``fs_observed`` of the same plugin manager: an :meth:`ObservedHook.call`."""
     verb: str = "resolve"
     """Which primitive the call is in: names the verb of ``<verb> aborted``."""
 
@@ -113,7 +113,9 @@ class ObservedHook:
         self._calls: tuple[Callable[[FsTarget, str, Any], object], ...] | None = None
         """The direct calls for ``_seen``, last registered first; ``None``: go through pluggy."""
 
-    def __call__(self, target: FsTarget, version: str, actor: Any) -> None:
+    def call(self, target: FsTarget, version: str, actor: Any) -> None:
+        """The hook call. A plain method: a bound method is called without the
+        ``__call__`` slot's detour."""
         caller = self._caller
         calls = self._calls
         if (

@@ -165,6 +165,7 @@ class ToolFs:
         self.config: ToolFsConfig = config
         self.plugin_manager: pluggy.PluginManager = make_plugin_manager()
         self._observe = ObservedHook(self.plugin_manager)
+        self._observe_call = self._observe.call
         for plugin in plugins:
             self.register(plugin)
         self._definitions = build_definitions(config)
@@ -263,11 +264,11 @@ class ToolFs:
         _set_call_session(actor, session)
         _set_call_tool(actor, name)
         pm = self.plugin_manager
-        observe = self._observe
-        if observe.manager is not pm:  # the attribute was given another manager
-            observe = self._observe = ObservedHook(pm)
+        if self._observe.manager is not pm:  # the attribute was given another manager
+            self._observe = ObservedHook(pm)
+            self._observe_call = self._observe.call
         cwd = getattr(session, "cwd", None)
-        execution = Execution(self.fs, pm.hook, config, actor, cwd, observe)
+        execution = Execution(self.fs, pm.hook, config, actor, cwd, self._observe_call)
         body = _BODIES[type(parsed)]
         if cancel is None:
             # The body awaited right here: one coroutine less per call than through _guarded.
