@@ -277,6 +277,16 @@ class ToolFs:
             except Exception as exc:
                 return _failure(exc, execution)
             return _success(out)
+        return await self._cancellable(body, parsed, execution, cancel)
+
+    async def _cancellable(
+        self, body: _Body, args: ToolArgs, execution: Execution, cancel: anyio.Event
+    ) -> ToolResult:
+        """Run a tool body that stops when ``cancel`` is set.
+
+        Apart from ``execute``: the closure below makes its variables cells, built
+        on every call of the function that holds it.
+        """
         if cancel.is_set():
             return _aborted("resolve")
         outcome: ToolResult | None = None
@@ -287,7 +297,7 @@ class ToolFs:
                 tg.cancel_scope.cancel()
 
             tg.start_soon(watch)
-            outcome = await self._guarded(body, parsed, execution)
+            outcome = await self._guarded(body, args, execution)
             tg.cancel_scope.cancel()
         if outcome is None:  # our own scope was cancelled by the event
             return _aborted(execution.verb)
