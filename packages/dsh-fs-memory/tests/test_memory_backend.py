@@ -16,6 +16,7 @@ from dsh_fs import (
     ReplaceIfVersion,
 )
 from dsh_fs_memory import STREAM_CHUNK_BYTES, MemoryFileSystem
+from dsh_fs_memory._memory import RESOLVED_CACHE_SIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -128,6 +129,47 @@ async def test_self_loop_fails_io_error() -> None:
         FsErrorCode.FS_IO_ERROR,
         'cannot resolve "/w/self": Too many levels of symbolic links',
     )
+
+
+async def test_resolving_again_after_the_tree_changed_gives_what_a_fresh_backend_gives() -> None:
+    fs = MemoryFileSystem(cwd="/w", files={"d/f.txt": "x", "/e/f.txt": "y"})
+    first = await fs.resolve("d/f.txt")
+    assert await fs.resolve("d/f.txt") == first == FsTarget("/w/d/f.txt", "/w/d/f.txt")
+    assert await fs.resolve("f.txt", cwd="/w/d") == first
+    # The parent becomes a file: resolving fails, as on a backend that never saw the path.
+    fs.remove("d", recursive=True)
+    fs.put_text("d", "now a file")
+    await fails(
+        fs.resolve("d/f.txt"),
+        FsErrorCode.FS_NOT_FOUND,
+        'cannot resolve "/w/d/f.txt": a parent path segment is not a directory',
+    )
+    # The parent becomes a symlink: the key goes through it.
+    fs.remove("d")
+    fs.add_symlink("d", "/e")
+    assert await fs.resolve("d/f.txt") == FsTarget("/e/f.txt", "/w/d/f.txt")
+    # Without any symlink left, the same path keys to itself again.
+    fs.remove("d")
+    fs.put_text("d/f.txt", "z")
+    assert await fs.resolve("d/f.txt") == first
+
+
+async def test_a_symlink_added_later_is_followed_by_every_later_resolve() -> None:
+    fs = MemoryFileSystem(cwd="/w", files={"a.txt": "a", "/data/b.txt": "b"})
+    assert (await fs.resolve("a.txt")).target_key == "/w/a.txt"
+    fs.remove("a.txt")
+    fs.add_symlink("a.txt", "/data/b.txt")
+    assert await fs.resolve("a.txt") == FsTarget("/data/b.txt", "/w/a.txt")
+
+
+async def test_the_remembered_resolutions_stay_bounded() -> None:
+    names = [f"f{i}.txt" for i in range(RESOLVED_CACHE_SIZE + 10)]
+    fs = MemoryFileSystem(cwd="/w", files=dict.fromkeys(names, ""))
+    for name in names:
+        assert await fs.resolve(name) == FsTarget(f"/w/{name}", f"/w/{name}")
+    assert len(fs._resolved) <= RESOLVED_CACHE_SIZE
+    for name in names:
+        assert await fs.resolve(name) == FsTarget(f"/w/{name}", f"/w/{name}")
 
 
 # ------------------------------------------------------------ stat, lstat

@@ -47,6 +47,8 @@ STREAM_CHUNK_BYTES = 64 * 1024
 """``stream_text`` decodes this many stored bytes per chunk."""
 MAX_SYMLINK_HOPS = 40
 """Following more symlinks than this while resolving one path is a loop (like Linux ``ELOOP``)."""
+RESOLVED_CACHE_SIZE = 1024
+"""``resolve`` remembers at most this many ``(cwd, path)`` results (then starts over)."""
 
 _NOT_DIR_SEGMENT = "a parent path segment is not a directory"
 
@@ -179,6 +181,11 @@ class MemoryFileSystem(FileSystem):
         self._nodes: dict[str, _Node] = {"/": _Dir(self._tick())}
         self._links = 0
         self._locks: dict[str, _TargetLock] = {}
+        self._resolved: dict[tuple[str | None, str], FsTarget] = {}
+        """``(cwd, path)`` → the target ``resolve`` gave, for existing entries while no symlink
+        exists: then the target is a pure function of the two strings (its key is its display
+        path, the lexical normal form) and stays right as long as its entry exists. An agent
+        resolves the same few paths over and over; this skips the normalization."""
         self._cwd = _absolute(cwd or "/", "/")
         self.mkdir(self._cwd)
         if files:
@@ -420,12 +427,22 @@ class MemoryFileSystem(FileSystem):
 
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
         await checkpoint_if_cancelled()
+        if not self._links:
+            target = self._resolved.get((cwd, path))
+            if target is not None and target.target_key in self._nodes:
+                return target
         display = self._display(path, cwd)
         try:
-            key, _ = self._walk(display)
+            key, node = self._walk(display)
         except OSError as exc:
             raise _walk_failure("resolve", display, exc) from exc
-        return FsTarget(key, display)
+        target = FsTarget(key, display)
+        if node is not None and not self._links:
+            resolved = self._resolved
+            if len(resolved) >= RESOLVED_CACHE_SIZE:
+                resolved.clear()
+            resolved[cwd, path] = target
+        return target
 
     def _follow(self, target: FsTarget, verb: str) -> tuple[str, _Node | None]:
         """The target's physical path and node; a loop is ``FS_IO_ERROR``, a blocked path absent."""

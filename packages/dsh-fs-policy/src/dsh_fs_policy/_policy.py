@@ -113,6 +113,10 @@ class FsPolicy:
         owner = getattr(actor, "session", None)
         if owner is None:
             return
+        entry = self._weak.get(id(owner))  # the usual case, inline: a session seen before
+        if entry is not None:
+            entry[1][target.target_key] = version
+            return
         versions = self._versions(owner, create=True)
         assert versions is not None
         versions[target.target_key] = version

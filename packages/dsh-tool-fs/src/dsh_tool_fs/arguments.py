@@ -32,26 +32,31 @@ class ToolArgumentError(ValueError):
         return self.message
 
 
-@dataclass(frozen=True, slots=True)
+# The typed arguments are plain slotted records, like the host's other per-call
+# objects: a frozen dataclass pays an ``object.__setattr__`` per field on every
+# construction, and nothing changes them once built.
+
+
+@dataclass(slots=True)
 class ListArgs:
     path: str = "."
     offset: int = 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReadArgs:
     file_path: str
     offset: int
     limit: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WriteArgs:
     file_path: str
     content: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EditArgs:
     file_path: str
     old_string: str
@@ -194,5 +199,104 @@ _VALUE_RULES: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs]] = {
 
 def validate_arguments(tool: str, args: Any, config: ToolFsConfig) -> ToolArgs:
     """Both stages for ``tool``; raises :class:`ToolArgumentError` with the exact message."""
+    if type(args) is dict:
+        plain = PLAIN_ARGUMENTS[tool](args, config)
+        if plain is not None:
+            return plain
     values = check_shape(tool, args)
     return _VALUE_RULES[tool](values, config)
+
+
+# The fast path. Nearly every call a model makes is a plain ``dict`` whose
+# values already have exactly the right built-in types and pass every value
+# rule; for those the two stages above amount to a handful of checks, which
+# the functions below make directly. They only ever accept: anything unusual —
+# an unknown or missing key, a wrong type, an integral float, a subclass of
+# ``str`` or ``int``, a value rule broken — returns ``None``, and the two
+# stages decide, with their exact messages. ``test_arguments_fast_path.py``
+# checks on random inputs that both paths agree.
+
+_READ_KEYS = _KNOWN["read"]
+_LIST_KEYS = _KNOWN["list"]
+_WRITE_KEYS = _KNOWN["write"]
+_EDIT_KEYS = _KNOWN["edit"]
+
+
+def _plain_read(args: dict[str, Any], config: ToolFsConfig) -> ReadArgs | None:
+    file_path = args.get("file_path")
+    if type(file_path) is not str or not file_path.strip():
+        return None
+    if len(args) == 1:  # the usual call: a path, the default window
+        return ReadArgs(file_path, 1, config.read_limit)
+    if not _READ_KEYS.issuperset(args):
+        return None
+    offset = args.get("offset")
+    if offset is None:
+        offset = 1
+    elif type(offset) is not int or offset < 1:
+        return None
+    limit = args.get("limit")
+    if limit is None:
+        limit = config.read_limit
+    elif type(limit) is not int or not 1 <= limit <= config.read_limit:
+        return None
+    return ReadArgs(file_path, offset, limit)
+
+
+def _plain_list(args: dict[str, Any], config: ToolFsConfig) -> ListArgs | None:
+    if not _LIST_KEYS.issuperset(args):
+        return None
+    path = args.get("path")
+    if path is None:
+        path = "."
+    elif type(path) is not str or not path.strip():
+        return None
+    offset = args.get("offset")
+    if offset is None:
+        offset = 1
+    elif type(offset) is not int or offset < 1:
+        return None
+    return ListArgs(path, offset)
+
+
+def _plain_write(args: dict[str, Any], config: ToolFsConfig) -> WriteArgs | None:
+    file_path = args.get("file_path")
+    content = args.get("content")
+    if (
+        type(file_path) is not str
+        or type(content) is not str
+        or not _WRITE_KEYS.issuperset(args)
+        or not file_path.strip()
+    ):
+        return None
+    return WriteArgs(file_path, content)
+
+
+def _plain_edit(args: dict[str, Any], config: ToolFsConfig) -> EditArgs | None:
+    file_path = args.get("file_path")
+    old_string = args.get("old_string")
+    new_string = args.get("new_string")
+    replace_all = args.get("replace_all")
+    if replace_all is None:
+        replace_all = False
+    if (
+        type(file_path) is not str
+        or type(old_string) is not str
+        or type(new_string) is not str
+        or type(replace_all) is not bool
+        or not _EDIT_KEYS.issuperset(args)
+        or not file_path.strip()
+        or old_string == ""
+        or old_string == new_string
+    ):
+        return None
+    return EditArgs(file_path, old_string, new_string, replace_all)
+
+
+PLAIN_ARGUMENTS: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs | None]] = {
+    "list": _plain_list,
+    "read": _plain_read,
+    "write": _plain_write,
+    "edit": _plain_edit,
+}
+"""Per tool, the fast path alone: the typed arguments of plain valid ones, else ``None``."""

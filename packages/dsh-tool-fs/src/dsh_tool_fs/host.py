@@ -20,6 +20,7 @@ import pluggy
 from dsh_fs import FileSystem, FsError, FsErrorCode, load_backend, load_plugin, make_plugin_manager
 
 from . import executors, mutation_render
+from .arguments import PLAIN_ARGUMENTS as _PLAIN_ARGUMENTS
 from .arguments import EditArgs, ListArgs, ReadArgs, ToolArgs, ToolArgumentError, WriteArgs
 from .arguments import validate_arguments as _validate
 from .config import ToolFsConfig
@@ -30,7 +31,7 @@ from .definitions import (
     build_definitions,
     build_prompt_sections,
 )
-from .executors import Execution, ToolOutput
+from .executors import Execution, ObservedHook, ToolOutput
 from .names import escape_controls
 
 logger = logging.getLogger("dsh_tool_fs")
@@ -114,6 +115,19 @@ class ToolResult:
         )
 
 
+# Every call builds a ToolCall and a ToolResult. Like ``dsh_fs.new_dir_entry``
+# the host fills their slots through the slot descriptors: the very same frozen
+# objects (equal, hashable, same repr), without the frozen ``__init__``'s
+# ``object.__setattr__`` per field — about a microsecond per call.
+_new = object.__new__
+_set_call_session = vars(ToolCall)["session"].__set__
+_set_call_tool = vars(ToolCall)["tool"].__set__
+_set_is_error = vars(ToolResult)["is_error"].__set__
+_set_text = vars(ToolResult)["text"].__set__
+_set_value = vars(ToolResult)["value"].__set__
+_set_error = vars(ToolResult)["error"].__set__
+_set_meta = vars(ToolResult)["meta"].__set__
+
 _Body = Callable[[Execution, Any], Awaitable[ToolOutput]]
 
 # The tool body for each kind of validated arguments.
@@ -150,6 +164,8 @@ class ToolFs:
             config = ToolFsConfig.model_validate(dict(config))
         self.config: ToolFsConfig = config
         self.plugin_manager: pluggy.PluginManager = make_plugin_manager()
+        self._observe = ObservedHook(self.plugin_manager)
+        self._observe_call = self._observe.call
         for plugin in plugins:
             self.register(plugin)
         self._definitions = build_definitions(config)
@@ -232,22 +248,45 @@ class ToolFs:
         they were, and the result is ``FS_ABORTED`` ``<verb> aborted``.
         Cancelling the caller's own scope propagates as usual.
         """
-        if name not in TOOL_NAMES:
-            return ToolResult.failure(f'unknown tool "{name}"', "ToolNotFoundError", "UNKNOWN_TOOL")
-        try:
-            parsed = _validate(name, args, self.config)
-        except ToolArgumentError as exc:
-            return ToolResult.failure(exc.message, "ToolArgumentError", exc.code)
-        execution = Execution(
-            fs=self.fs,
-            hook=self.plugin_manager.hook,
-            config=self.config,
-            actor=ToolCall(session=session, tool=name),
-            cwd=getattr(session, "cwd", None),
-        )
+        config = self.config
+        plain = _PLAIN_ARGUMENTS.get(name)
+        parsed = plain(args, config) if plain is not None and type(args) is dict else None
+        if parsed is None:  # not plain valid arguments: the two stages decide, with the message
+            if name not in TOOL_NAMES:
+                return ToolResult.failure(
+                    f'unknown tool "{name}"', "ToolNotFoundError", "UNKNOWN_TOOL"
+                )
+            try:
+                parsed = _validate(name, args, config)
+            except ToolArgumentError as exc:
+                return ToolResult.failure(exc.message, "ToolArgumentError", exc.code)
+        actor = _new(ToolCall)
+        _set_call_session(actor, session)
+        _set_call_tool(actor, name)
+        pm = self.plugin_manager
+        if self._observe.manager is not pm:  # the attribute was given another manager
+            self._observe = ObservedHook(pm)
+            self._observe_call = self._observe.call
+        cwd = getattr(session, "cwd", None)
+        execution = Execution(self.fs, pm.hook, config, actor, cwd, self._observe_call)
         body = _BODIES[type(parsed)]
         if cancel is None:
-            return await self._guarded(body, parsed, execution)
+            # The body awaited right here: one coroutine less per call than through _guarded.
+            try:
+                out = await body(execution, parsed)
+            except Exception as exc:
+                return _failure(exc, execution)
+            return _success(out)
+        return await self._cancellable(body, parsed, execution, cancel)
+
+    async def _cancellable(
+        self, body: _Body, args: ToolArgs, execution: Execution, cancel: anyio.Event
+    ) -> ToolResult:
+        """Run a tool body that stops when ``cancel`` is set.
+
+        Apart from ``execute``: the closure below makes its variables cells, built
+        on every call of the function that holds it.
+        """
         if cancel.is_set():
             return _aborted("resolve")
         outcome: ToolResult | None = None
@@ -258,7 +297,7 @@ class ToolFs:
                 tg.cancel_scope.cancel()
 
             tg.start_soon(watch)
-            outcome = await self._guarded(body, parsed, execution)
+            outcome = await self._guarded(body, args, execution)
             tg.cancel_scope.cancel()
         if outcome is None:  # our own scope was cancelled by the event
             return _aborted(execution.verb)
@@ -268,11 +307,25 @@ class ToolFs:
         """Run a tool body; every exception but cancellation becomes an error result."""
         try:
             out = await body(execution, args)
-        except FsError as exc:
-            return ToolResult.failure(exc.message, "FsError", exc.code.value)
         except Exception as exc:
-            logger.exception("tool %s failed", execution.actor.tool)
-            return ToolResult.failure(
-                str(exc) or type(exc).__name__, type(exc).__name__, "TOOL_FAILURE"
-            )
-        return ToolResult(is_error=False, text=out.text, value=out.value, meta=out.meta)
+            return _failure(exc, execution)
+        return _success(out)
+
+
+def _success(out: ToolOutput) -> ToolResult:
+    text, value, meta = out
+    result = _new(ToolResult)
+    _set_is_error(result, False)
+    _set_text(result, text)
+    _set_value(result, value)
+    _set_error(result, None)
+    _set_meta(result, meta)
+    return result
+
+
+def _failure(exc: Exception, execution: Execution) -> ToolResult:
+    """The error result of a tool body's exception (called in its ``except`` block: it logs it)."""
+    if isinstance(exc, FsError):
+        return ToolResult.failure(exc.message, "FsError", exc.code.value)
+    logger.exception("tool %s failed", execution.actor.tool)
+    return ToolResult.failure(str(exc) or type(exc).__name__, type(exc).__name__, "TOOL_FAILURE")
