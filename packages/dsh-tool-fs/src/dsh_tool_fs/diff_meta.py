@@ -27,7 +27,8 @@ is an ordinary character). The common head and tail of the two texts are
 found with string comparisons and only the lines around the changes (plus
 their context) are split and handed to ``difflib.SequenceMatcher``, so a
 small edit of a large file costs a few C-level comparisons, not a matching
-of every line.
+of every line. Changed spans that share no line (a rewrite with fresh
+content) are one block without any matching.
 """
 
 from __future__ import annotations
@@ -70,7 +71,13 @@ def _opcodes(a: list[str], b: list[str]) -> list[_Opcode]:
     if head:
         codes.append(("equal", 0, head, 0, head))
     old, new = a[head : len(a) - tail], b[head : len(b) - tail]
-    if len(old) * len(new) <= _MATCH_BUDGET:
+    if not old or not new or set(old).isdisjoint(new):
+        # Nothing to match (e.g. a rewrite with fresh content): one block,
+        # exactly what SequenceMatcher would answer, without building its index.
+        if old or new:
+            tag = "replace" if old and new else "delete" if old else "insert"
+            codes.append((tag, head, len(a) - tail, head, len(b) - tail))
+    elif len(old) * len(new) <= _MATCH_BUDGET:
         matcher = SequenceMatcher(None, old, new)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             codes.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
