@@ -131,11 +131,18 @@ _BLOCK = 1 << 16
 
 
 def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix: equal blocks compared whole, the first unequal one bisected."""
+    """Length of the common prefix: equal blocks compared whole, the first unequal one bisected.
+
+    Blocks grow from one character to ``_BLOCK`` (galloping), so texts that
+    differ early (a rewrite) cost a few comparisons, not the bisection of a
+    whole block.
+    """
     n = min(len(a), len(b))
     i = 0
+    step = 1
     while i < n:
-        j = min(n, i + _BLOCK)
+        j = min(n, i + step)
+        step = min(step * 2, _BLOCK)
         if a[i:j] != b[i:j]:
             lo, hi = i, j  # a[:lo] == b[:lo] and a[lo:hi] != b[lo:hi]
             while hi - lo > 1:
@@ -150,11 +157,13 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _common_suffix(a: str, b: str, limit: int) -> int:
-    """Length of the common suffix, at most ``limit``."""
+    """Length of the common suffix, at most ``limit`` (galloping blocks, as the prefix)."""
     la, lb = len(a), len(b)
     i = 0
+    step = 1
     while i < limit:
-        j = min(limit, i + _BLOCK)
+        j = min(limit, i + step)
+        step = min(step * 2, _BLOCK)
         if a[la - j : la - i] != b[lb - j : lb - i]:
             lo, hi = i, j  # the last lo characters are equal, the last hi are not
             while hi - lo > 1:
