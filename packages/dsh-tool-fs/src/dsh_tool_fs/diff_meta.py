@@ -143,11 +143,11 @@ def _common_prefix(a: str, b: str) -> int:
     while i < n:
         j = min(n, i + step)
         step = min(step * 2, _BLOCK)
-        if a[i:j] != b[i:j]:
+        if not a.startswith(b[i:j], i):  # one copy (of b's block), not two
             lo, hi = i, j  # a[:lo] == b[:lo] and a[lo:hi] != b[lo:hi]
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if a[lo:mid] == b[lo:mid]:
+                if a.startswith(b[lo:mid], lo):
                     lo = mid
                 else:
                     hi = mid
@@ -164,11 +164,11 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
     while i < limit:
         j = min(limit, i + step)
         step = min(step * 2, _BLOCK)
-        if a[la - j : la - i] != b[lb - j : lb - i]:
+        if not a.endswith(b[lb - j : lb - i], 0, la - i):
             lo, hi = i, j  # the last lo characters are equal, the last hi are not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+                if a.endswith(b[lb - mid : lb - lo], 0, la - lo):
                     lo = mid
                 else:
                     hi = mid
