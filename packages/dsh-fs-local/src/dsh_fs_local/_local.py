@@ -5,10 +5,11 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import AsyncIterator
+from types import TracebackType
 
 import anyio
 import anyio.lowlevel
-from anyio import to_thread
+from anyio import CapacityLimiter, WouldBlock, to_thread
 from dsh_fs import (
     EditGuard,
     EntryType,
@@ -146,6 +147,7 @@ class LocalFileSystem(FileSystem):
                 check,
                 plan,
                 abandon_on_cancel=False,
+                limiter=_EagerTokens(to_thread.current_default_thread_limiter()),
             )
         return FsWriteOutcome(
             operation="create" if previous is None else "update",
@@ -177,6 +179,7 @@ class LocalFileSystem(FileSystem):
                 check,
                 plan,
                 abandon_on_cancel=False,
+                limiter=_EagerTokens(to_thread.current_default_thread_limiter()),
             )
         result = applied[0]
         return FsEditOutcome(version, result.before, result.after, result.replacements)
@@ -185,3 +188,37 @@ class LocalFileSystem(FileSystem):
 def _state(info: os.stat_result | None) -> tuple[EntryType, str] | None:
     """What the shared preconditions look at: ``(type, version)``, or ``None`` if absent."""
     return None if info is None else (entry_type_of(info.st_mode), version_of(info))
+
+
+class _EagerTokens(CapacityLimiter):
+    """A token of ``tokens`` (the default thread limiter), taken without yielding when one is free.
+
+    ``to_thread.run_sync`` yields once (its cancellation point) before it takes
+    a token, and the default limiter yields once more even when a token is
+    free: one event-loop iteration per mutation that buys nothing. The bound
+    on worker threads is the default limiter's; when no token is free the
+    call waits for one as before. Only ``async with`` is supported (all that
+    ``run_sync`` uses).
+    """
+
+    __slots__ = ("_tokens",)
+
+    def __new__(cls, tokens: CapacityLimiter) -> _EagerTokens:
+        return object.__new__(cls)
+
+    def __init__(self, tokens: CapacityLimiter) -> None:
+        self._tokens = tokens
+
+    async def __aenter__(self) -> None:
+        try:
+            self._tokens.acquire_nowait()
+        except WouldBlock:
+            await self._tokens.acquire()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        self._tokens.release()
