@@ -464,7 +464,7 @@ async def w7(row: Row, d: Data, runs: int) -> None:
             t0 = time.perf_counter()
             await ops[name]()
             times[name].append(time.perf_counter() - t0)
-    row.note = w7_note({name: statistics.median(xs) / W7_WRITES for name, xs in times.items()})
+    row.note = w7_note(times)
 
 
 def w7_layers(d: Data) -> dict[str, Op]:
@@ -532,8 +532,15 @@ def w7_layers(d: Data) -> dict[str, Op]:
     }
 
 
-def w7_note(per_write: dict[str, float]) -> str:
-    """Where the product's time per write goes, and the floor this machine sets."""
+def w7_note(times: dict[str, list[float]]) -> str:
+    """Where the product's time per write goes, and the floor this machine sets.
+
+    ``times``: seconds per run of 1,000 writes, per layer. When some layer's
+    slowest run took over 1.5× its fastest, the device was erratic during
+    the run and the note says so: differences of medians are then unreliable.
+    """
+    per_write = {name: statistics.median(xs) / W7_WRITES for name, xs in times.items()}
+    spread = max(max(xs) / min(xs) for xs in times.values())
     us = {name: f"{seconds * 1e6:.0f}" for name, seconds in per_write.items()}
     base, fsyncs, hop = per_write["baseline"], per_write["dir_fsync"], per_write["hop"]
     inline, backend, product = per_write["inline"], per_write["backend"], per_write["product"]
@@ -551,6 +558,12 @@ def w7_note(per_write: dict[str, float]) -> str:
         f"ours on top: critical section {delta(inline - fsyncs)}, "
         f"hop around the fsyncs beyond a no-op hop {delta(backend - inline - hop)}, "
         f"host {delta(product - backend)}"
+        + (
+            f" (erratic device in this run: a layer's slowest run took {spread:.1f}× its "
+            "fastest; read these differences with care)"
+            if spread > 1.5
+            else ""
+        )
     )
 
 
