@@ -138,23 +138,24 @@ class LocalFileSystem(FileSystem):
         def plan(previous: bytes | None) -> bytes:
             return encode_text(content, "write", display_path)
 
+        def write() -> FsWriteOutcome:
+            # The outcome's texts are decoded here, in the worker thread, once
+            # the directory lock is released: a large previous content is not
+            # decoded on the event loop.
+            version, previous = mutate(target.target_key, display_path, "write", check, plan)
+            return FsWriteOutcome(
+                operation="create" if previous is None else "update",
+                version=version,
+                before=None if previous is None else decode_previous(previous),
+                after=written_text(content),
+            )
+
         async with self._locks.hold(target.target_key):
-            version, previous = await to_thread.run_sync(
-                mutate,
-                target.target_key,
-                display_path,
-                "write",
-                check,
-                plan,
+            return await to_thread.run_sync(
+                write,
                 abandon_on_cancel=False,
                 limiter=_EagerTokens(to_thread.current_default_thread_limiter()),
             )
-        return FsWriteOutcome(
-            operation="create" if previous is None else "update",
-            version=version,
-            before=None if previous is None else decode_previous(previous),
-            after=written_text(content),
-        )
 
     async def edit_text(
         self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
