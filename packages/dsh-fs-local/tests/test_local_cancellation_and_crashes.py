@@ -8,6 +8,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 
@@ -280,3 +281,45 @@ def test_a_writer_killed_at_random_moments_leaves_one_whole_version(
         f"distinct versions seen: {len(versions_seen)}"
     )
     assert leftovers_seen > 0, "no kill landed inside a write: the test proves nothing"
+
+
+async def test_a_write_waits_for_a_free_worker_thread_and_can_be_cancelled_meanwhile(
+    scratch: Scratch,
+) -> None:
+    """Writes and edits take their worker thread from the default limiter: its bound holds."""
+    scratch.put("f.txt", b"old")
+    target = await scratch.fs.resolve("f.txt")
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    release = threading.Event()
+    tokens = limiter.total_tokens
+    limiter.total_tokens = 1
+    writer_done = anyio.Event()
+
+    async def hold_the_token() -> None:
+        await anyio.to_thread.run_sync(release.wait)
+
+    async def write() -> None:
+        await scratch.fs.write_text(target, "new")
+        writer_done.set()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(hold_the_token)  # the only token
+            try:
+                while limiter.borrowed_tokens < 1:
+                    await anyio.lowlevel.checkpoint()
+                with anyio.move_on_after(0.05) as waited:
+                    await scratch.fs.write_text(target, "cancelled")
+                assert waited.cancelled_caught
+                assert scratch.get("f.txt") == b"old"
+                tg.start_soon(write)
+                await anyio.sleep(0.05)
+                assert not writer_done.is_set()
+                assert scratch.get("f.txt") == b"old"
+            finally:
+                release.set()
+    finally:
+        limiter.total_tokens = tokens
+    assert writer_done.is_set()
+    assert scratch.get("f.txt") == b"new"
+    assert limiter.borrowed_tokens == 0

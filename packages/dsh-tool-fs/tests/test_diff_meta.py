@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from difflib import SequenceMatcher
 from unittest.mock import patch
 
 from dsh_tool_fs import diff_meta as diff_meta_module
@@ -205,3 +206,51 @@ def test_hunks_replay_before_into_after(before: str, after: str, budget: int) ->
         assert item["old_text"] == ("".join(a[i1:i2]) if i2 > i1 else None)
         assert item["new_text"] == "".join(b[j1:j2])
         assert item["old_text"] is not None or before == ""
+
+
+def reference_opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """The opcodes before the no-shared-line shortcut: SequenceMatcher on every changed span."""
+    limit = min(len(a), len(b))
+    head = 0
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    codes: list[tuple[str, int, int, int, int]] = []
+    if head:
+        codes.append(("equal", 0, head, 0, head))
+    old, new = a[head : len(a) - tail], b[head : len(b) - tail]
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new).get_opcodes():
+        codes.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    if tail:
+        codes.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return codes
+
+
+def line_runs(alphabet: list[str]) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(alphabet), max_size=12).map("".join)
+
+
+@settings(max_examples=500)
+@given(
+    head=line_runs(["a\n", "b\n", "\n"]),
+    old=line_runs(["c\n", "d\n", "e", "a\n"]),
+    new=line_runs(["x\n", "y\n", "z", "\n"]),
+    tail=line_runs(["a\n", "b\n", "f"]),
+)
+def test_spans_sharing_no_line_diff_as_sequence_matcher_would(
+    head: str, old: str, new: str, tail: str
+) -> None:
+    before, after = head + old + tail, head + new + tail
+    a, b = split_lines(before), split_lines(after)
+    expected = reference_opcodes(a, b)
+    assert diff_meta_module._opcodes(a, b) == expected
+    ranges = [
+        (group[0][1], group[-1][2], group[0][3], group[-1][4])
+        for group in diff_meta_module._grouped(expected, 3)
+    ]
+    assert hunk_ranges(a, b) == ranges
+    assert diff_meta("p", before, after) == {
+        "diffs": [] if before == after else reference_diffs("p", before, after)
+    }

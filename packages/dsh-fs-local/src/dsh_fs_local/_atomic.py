@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import itertools
 import os
 import re
 import secrets
@@ -77,13 +78,19 @@ Plan = Callable[[bytes | None], bytes]
 """Computes the new bytes from the previous ones (``None``: absent)."""
 
 
+_serials = itertools.count(secrets.randbits(32))
+"""The ``<8 hex>`` of companion names: a counter from a random start, so that names
+of one process never repeat (``next`` is atomic under the GIL) and no
+``getrandom`` call is made per write; the pid keeps processes apart."""
+
+
 def companion_path(key: str, suffix: str) -> str:
     """A fresh hidden name beside ``key``: ``.<basename>.dsh-<pid>-<8 hex>.<suffix>``."""
     parent, base = os.path.split(key)
     raw = os.fsencode(base)
     if len(raw) > _MAX_STEM_BYTES:
         base = os.fsdecode(raw[:_MAX_STEM_BYTES])
-    name = f".{base}.dsh-{os.getpid()}-{secrets.token_hex(4)}.{suffix}"
+    name = f".{base}.dsh-{os.getpid()}-{next(_serials) & 0xFFFFFFFF:08x}.{suffix}"
     return os.path.join(parent, name)
 
 
@@ -97,38 +104,38 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
-def sweep_stale_temporaries(directory: str) -> None:
+def sweep_stale_temporaries(directory: str, dir_fd: int | None = None) -> None:
     """Remove ``.tmp`` companions of processes that no longer run.
 
     A name carrying our own pid is stale only when it is not one of this
     process's in-flight temporaries (an earlier process with the same pid,
-    e.g. pid 1 of a restarted container).
+    e.g. pid 1 of a restarted container). ``dir_fd`` (open on ``directory``)
+    is listed instead of looking the directory up again.
     """
     own = os.getpid()
     verdicts: dict[int, bool] = {}
     try:
-        with os.scandir(directory) as scan:
-            for entry in scan:
-                name = entry.name
-                if not name.startswith(".") or ".dsh-" not in name:
-                    continue
-                match = _COMPANION.fullmatch(name)
-                if match is None:
-                    continue
-                pid = int(match[1])
-                path = os.path.join(directory, name)
-                if pid == own:
-                    with _in_flight_guard:
-                        stale = path not in _in_flight
-                else:
-                    if pid not in verdicts:
-                        verdicts[pid] = _process_gone(pid)
-                    stale = verdicts[pid]
-                if stale:
-                    with contextlib.suppress(OSError):
-                        os.unlink(path)
+        names = os.listdir(directory if dir_fd is None else dir_fd)
     except OSError:
-        pass
+        return
+    for name in names:
+        if not name.startswith(".") or ".dsh-" not in name:
+            continue
+        match = _COMPANION.fullmatch(name)
+        if match is None:
+            continue
+        pid = int(match[1])
+        path = os.path.join(directory, name)
+        if pid == own:
+            with _in_flight_guard:
+                stale = path not in _in_flight
+        else:
+            if pid not in verdicts:
+                verdicts[pid] = _process_gone(pid)
+            stale = verdicts[pid]
+        if stale:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -201,7 +208,15 @@ def _fsync_directory(fd: int | None, directory: str) -> None:
         pass
 
 
-def _replace_via_temporary(key: str, data: bytes, current: os.stat_result | None) -> None:
+def _replace_via_temporary(
+    key: str, data: bytes, current: os.stat_result | None, dir_fd: int | None
+) -> str:
+    """Publish ``data`` at ``key`` by renaming an ``fsync``ed temporary; returns the new version.
+
+    The version comes from the temporary's descriptor, kept open across the
+    rename and the directory ``fsync``: it is the file this call wrote (no
+    second lookup of ``key``).
+    """
     temp = companion_path(key, "tmp")
     with _in_flight_guard:
         _in_flight.add(temp)
@@ -222,13 +237,15 @@ def _replace_via_temporary(key: str, data: bytes, current: os.stat_result | None
                 else:
                     os.fchmod(fd, NEW_FILE_MODE)
                 os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.rename(temp, key)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+                os.rename(temp, key)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+            _fsync_directory(dir_fd, os.path.dirname(key))
+            return version_of(os.fstat(fd))
+        finally:
+            os.close(fd)
     finally:
         with _in_flight_guard:
             _in_flight.discard(temp)
@@ -362,7 +379,7 @@ def mutate(
             raise os_failure(verb, display_path, exc) from exc
         raise
     try:
-        sweep_stale_temporaries(directory)
+        sweep_stale_temporaries(directory, dir_fd)
         try:
             current: os.stat_result | None = os.stat(key)
         except FileNotFoundError:
@@ -378,10 +395,8 @@ def mutate(
         data = plan(previous)
         if current is not None and previous is not None and current.st_nlink > 1:
             _rewrite_in_place(key, data, previous, current, dir_fd)
-        else:
-            _replace_via_temporary(key, data, current)
-            _fsync_directory(dir_fd, directory)
-        return version_of(os.stat(key)), previous
+            return version_of(os.stat(key)), previous
+        return _replace_via_temporary(key, data, current, dir_fd), previous
     except BaseException as exc:
         if dir_fd is not None:
             os.close(dir_fd)

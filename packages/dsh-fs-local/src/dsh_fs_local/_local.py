@@ -134,22 +134,20 @@ class LocalFileSystem(FileSystem):
         def plan(previous: bytes | None) -> bytes:
             return encode_text(content, "write", display_path)
 
-        async with self._locks.hold(target.target_key):
-            version, previous = await to_thread.run_sync(
-                mutate,
-                target.target_key,
-                display_path,
-                "write",
-                check,
-                plan,
-                abandon_on_cancel=False,
+        def write() -> FsWriteOutcome:
+            # The outcome's texts are decoded here, in the worker thread, once
+            # the directory lock is released: a large previous content is not
+            # decoded on the event loop.
+            version, previous = mutate(target.target_key, display_path, "write", check, plan)
+            return FsWriteOutcome(
+                operation="create" if previous is None else "update",
+                version=version,
+                before=None if previous is None else decode_previous(previous),
+                after=written_text(content),
             )
-        return FsWriteOutcome(
-            operation="create" if previous is None else "update",
-            version=version,
-            before=None if previous is None else decode_previous(previous),
-            after=written_text(content),
-        )
+
+        async with self._locks.hold(target.target_key):
+            return await _in_worker(write)
 
     async def edit_text(
         self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
@@ -182,3 +180,4 @@ class LocalFileSystem(FileSystem):
 def _state(info: os.stat_result | None) -> tuple[EntryType, str] | None:
     """What the shared preconditions look at: ``(type, version)``, or ``None`` if absent."""
     return None if info is None else (entry_type_of(info.st_mode), version_of(info))
+

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
 import anyio
 
 
@@ -35,16 +32,39 @@ class TargetLocks:
     def __len__(self) -> int:
         return len(self._entries)
 
-    @asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        entry = self._entries.get(key)
+    def hold(self, key: str) -> _Hold:
+        """``async with locks.hold(key):`` — the lock of ``key``, in arrival order."""
+        return _Hold(self._entries, key)
+
+
+class _Hold:
+    """One ``hold``: a small class, not a generator-based context manager (a few
+    microseconds less per write, where the rest of a write's host work is tens)."""
+
+    __slots__ = ("_entries", "_entry", "_key")
+
+    def __init__(self, entries: dict[str, _Entry], key: str) -> None:
+        self._entries = entries
+        self._key = key
+
+    async def __aenter__(self) -> None:
+        entry = self._entries.get(self._key)
         if entry is None:
-            entry = self._entries[key] = _Entry()
+            entry = self._entries[self._key] = _Entry()
         entry.users += 1
+        self._entry = entry
         try:
-            async with entry.lock:
-                yield
-        finally:
-            entry.users -= 1
-            if entry.users == 0:
-                del self._entries[key]
+            await self._entry.lock.acquire()
+        except BaseException:
+            self._leave()
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._entry.lock.release()
+        self._leave()
+
+    def _leave(self) -> None:
+        entry = self._entry
+        entry.users -= 1
+        if entry.users == 0:
+            del self._entries[self._key]

@@ -27,7 +27,8 @@ is an ordinary character). The common head and tail of the two texts are
 found with string comparisons and only the lines around the changes (plus
 their context) are split and handed to ``difflib.SequenceMatcher``, so a
 small edit of a large file costs a few C-level comparisons, not a matching
-of every line.
+of every line. Changed spans that share no line (a rewrite with fresh
+content) are one block without any matching.
 """
 
 from __future__ import annotations
@@ -70,7 +71,13 @@ def _opcodes(a: list[str], b: list[str]) -> list[_Opcode]:
     if head:
         codes.append(("equal", 0, head, 0, head))
     old, new = a[head : len(a) - tail], b[head : len(b) - tail]
-    if len(old) * len(new) <= _MATCH_BUDGET:
+    if not old or not new or set(old).isdisjoint(new):
+        # Nothing to match (e.g. a rewrite with fresh content): one block,
+        # exactly what SequenceMatcher would answer, without building its index.
+        if old or new:
+            tag = "replace" if old and new else "delete" if old else "insert"
+            codes.append((tag, head, len(a) - tail, head, len(b) - tail))
+    elif len(old) * len(new) <= _MATCH_BUDGET:
         matcher = SequenceMatcher(None, old, new)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             codes.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
@@ -124,16 +131,23 @@ _BLOCK = 1 << 16
 
 
 def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix: equal blocks compared whole, the first unequal one bisected."""
+    """Length of the common prefix: equal blocks compared whole, the first unequal one bisected.
+
+    Blocks grow from one character to ``_BLOCK`` (galloping), so texts that
+    differ early (a rewrite) cost a few comparisons, not the bisection of a
+    whole block.
+    """
     n = min(len(a), len(b))
     i = 0
+    step = 1
     while i < n:
-        j = min(n, i + _BLOCK)
-        if a[i:j] != b[i:j]:
+        j = min(n, i + step)
+        step = min(step * 2, _BLOCK)
+        if not a.startswith(b[i:j], i):  # one copy (of b's block), not two
             lo, hi = i, j  # a[:lo] == b[:lo] and a[lo:hi] != b[lo:hi]
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if a[lo:mid] == b[lo:mid]:
+                if a.startswith(b[lo:mid], lo):
                     lo = mid
                 else:
                     hi = mid
@@ -143,16 +157,18 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _common_suffix(a: str, b: str, limit: int) -> int:
-    """Length of the common suffix, at most ``limit``."""
+    """Length of the common suffix, at most ``limit`` (galloping blocks, as the prefix)."""
     la, lb = len(a), len(b)
     i = 0
+    step = 1
     while i < limit:
-        j = min(limit, i + _BLOCK)
-        if a[la - j : la - i] != b[lb - j : lb - i]:
+        j = min(limit, i + step)
+        step = min(step * 2, _BLOCK)
+        if not a.endswith(b[lb - j : lb - i], 0, la - i):
             lo, hi = i, j  # the last lo characters are equal, the last hi are not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+                if a.endswith(b[lb - mid : lb - lo], 0, la - lo):
                     lo = mid
                 else:
                     hi = mid
