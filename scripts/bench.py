@@ -838,7 +838,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="",
         help="comma-separated ids to run, e.g. W1,W5 (W1G = the 1 GB peak-memory read)",
     )
-    p.add_argument("--runs", type=int, default=None, help="timed runs per workload (default 7)")
+    p.add_argument("--runs", type=int, default=None, help="timed runs per workload (default 11)")
     p.add_argument("--tmpdir", default=None, help="where to create the data (default: system temp)")
     p.add_argument("--peak-child", nargs=2, help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -849,7 +849,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.peak_child:
         peak_child(*args.peak_child)
         return 0
-    runs = args.runs if args.runs is not None else (3 if args.quick else 7)
+    runs = args.runs if args.runs is not None else (3 if args.quick else 11)
     if runs < 1:
         print("--runs must be at least 1", file=sys.stderr)
         return 2

@@ -38,8 +38,10 @@ __all__ = [
 
 CHUNK_BYTES = 1 << 20
 """Bytes read (into one reused buffer) and decoded per step of a :class:`TextStream`."""
-SKIP_BYTES_PER_STEP = 16 << 20
-"""Bytes one ``skip_lines`` step passes over at most: the step is the unit of cancellation."""
+SKIP_BYTES_PER_STEP = 64 << 20
+"""Bytes one ``skip_lines`` step passes over at most: the step is the unit of cancellation
+(about 50 ms of counting here); fewer steps mean fewer thread hops, each of which costs
+0.1–0.4 ms of wake-ups on a small VM."""
 
 T = TypeVar("T")
 
