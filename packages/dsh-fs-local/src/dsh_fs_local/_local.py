@@ -52,7 +52,7 @@ class LocalFileSystem(FileSystem):
     syscalls and run inline (no worker thread); ``read_text``, ``list_dir``,
     ``write_text`` and ``edit_text`` each make exactly one
     ``anyio.to_thread.run_sync`` call; ``stream_text`` makes one per 1 MiB
-    chunk of text, and one per 64 MiB passed over by ``skip_lines``.
+    chunk of text, and one per 16 MiB passed over by ``skip_lines``.
 
     Cancellation: worker calls are never abandoned (``abandon_on_cancel=False``).
     A mutation cancelled before its worker call starts, or while the worker
