@@ -11,11 +11,13 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import anyio
 import anyio.lowlevel
 import pytest
 from dsh_fs import EditGuard, FsEditRequest, FsTarget, ReplaceIfVersion
+from dsh_fs.streaming import LineSkipping
 from dsh_fs.testing import Scratch
 from dsh_fs_local import LocalFileSystem
 
@@ -323,3 +325,35 @@ async def test_a_write_waits_for_a_free_worker_thread_and_can_be_cancelled_meanw
     assert writer_done.is_set()
     assert scratch.get("f.txt") == b"new"
     assert limiter.borrowed_tokens == 0
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_skip_stops_within_a_chunk_and_ends_the_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``skip_lines`` counts up to 256 MiB in one worker call; a cancellation must
+    still stop it after the chunk in progress, not after the whole file."""
+    from dsh_fs_local import _local
+    from dsh_fs_local._reading import FileSource
+
+    size = 64 << 20
+    path = tmp_path / "big.txt"
+    path.write_bytes((b"x" * 99 + b"\n") * (size // 100))
+    read: list[int] = []
+
+    class CountingSource(FileSource):
+        def readinto(self, buffer: memoryview) -> int:
+            got = super().readinto(buffer)
+            read.append(got)
+            return got
+
+    monkeypatch.setattr(_local, "FileSource", CountingSource)
+    fs = LocalFileSystem()
+    stream = fs.stream_text(await fs.resolve(str(path)))
+    assert isinstance(stream, LineSkipping)
+    assert tuple(await stream.skip_lines(1)) == (1, False)
+    with anyio.move_on_after(0.002) as scope:
+        await stream.skip_lines()
+    assert scope.cancelled_caught
+    assert sum(read) < size // 2, f"read {sum(read)} of {size} bytes before stopping"
+    assert [chunk async for chunk in stream] == []

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import anyio
 import anyio.lowlevel
-from anyio import to_thread
+from anyio import from_thread, to_thread
 from dsh_fs import (
     EditGuard,
     EntryType,
@@ -52,7 +52,8 @@ class LocalFileSystem(FileSystem):
     syscalls and run inline (no worker thread); ``read_text``, ``list_dir``,
     ``write_text`` and ``edit_text`` each make exactly one
     ``anyio.to_thread.run_sync`` call; ``stream_text`` makes one per 1 MiB
-    chunk of text, and one per 16 MiB passed over by ``skip_lines``.
+    chunk of text, and ``skip_lines`` one per 256 MiB passed over (it checks
+    for cancellation after every 1 MiB inside the thread).
 
     Cancellation: worker calls are never abandoned (``abandon_on_cancel=False``).
     A mutation cancelled before its worker call starts, or while the worker
@@ -116,7 +117,12 @@ class LocalFileSystem(FileSystem):
     def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
         """1 MiB per step, one worker-thread hop per step; ``skip_lines`` counts raw bytes."""
         key, display_path = target.target_key, target.display_path
-        return TextStream(lambda: FileSource(key, display_path), display_path, run=_in_worker)
+        return TextStream(
+            lambda: FileSource(key, display_path),
+            display_path,
+            run=_in_worker,
+            check_cancelled=from_thread.check_cancelled,
+        )
 
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
         return await to_thread.run_sync(

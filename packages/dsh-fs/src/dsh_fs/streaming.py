@@ -38,9 +38,9 @@ __all__ = [
 
 CHUNK_BYTES = 1 << 20
 """Bytes read (into one reused buffer) and decoded per step of a :class:`TextStream`."""
-SKIP_BYTES_PER_STEP = 16 << 20
-"""Bytes one ``skip_lines`` step passes over at most: the step is the unit of cancellation
-(about 10 ms of counting here; a cancelled read stops at the end of its step)."""
+SKIP_BYTES_PER_STEP = 256 << 20
+"""Bytes one ``skip_lines`` step (one ``run`` call) passes over at most. Within a step,
+``check_cancelled`` runs after every chunk, so a cancelled skip stops within one chunk."""
 
 T = TypeVar("T")
 
@@ -158,8 +158,13 @@ class _Reader:
             return text, True
         return text, False
 
-    def skip(self, count: int | None, budget: int) -> tuple[int, bool, bool]:
+    def skip(
+        self, count: int | None, budget: int, check_cancelled: Callable[[], None] | None
+    ) -> tuple[int, bool, bool]:
         """Pass over newlines (at most ``count``, reading at most ``budget`` bytes).
+
+        ``check_cancelled`` (if any) runs before each read: it raises the
+        caller's cancellation, which ends the stream.
 
         Returns ``(newlines, partial, finished)``: ``partial`` when text was
         passed over after the last of those newlines; ``finished`` when
@@ -172,6 +177,8 @@ class _Reader:
             if self._start == self._end:
                 if budget <= 0:
                     break
+                if check_cancelled is not None:
+                    check_cancelled()
                 if not self._fill():
                     finished = True
                     break
@@ -218,13 +225,17 @@ class TextStream(LineSkipping):
 
     ``open_source`` is called by the first step (so a missing file fails on
     first use, like an async generator would), ``run`` runs every blocking
-    step (``run_inline`` by default). Text comes in chunks of at most
+    step (``run_inline`` by default); ``check_cancelled``, when given, is
+    called from inside a long ``skip_lines`` step before each read and raises
+    the caller's cancellation (``anyio.from_thread.check_cancelled`` for a
+    worker thread). Text comes in chunks of at most
     ``chunk_bytes`` bytes, read into one reused buffer; memory stays bounded
     by that buffer and one decoded chunk. The source is closed at the end of
     the text, on the first error, and by :meth:`aclose`.
     """
 
     __slots__ = (
+        "_check_cancelled",
         "_chunk_bytes",
         "_closed",
         "_decoder",
@@ -240,11 +251,13 @@ class TextStream(LineSkipping):
         display_path: str,
         *,
         run: Run = run_inline,
+        check_cancelled: Callable[[], None] | None = None,
         chunk_bytes: int = CHUNK_BYTES,
     ) -> None:
         self._open_source = open_source
         self._display_path = display_path
         self._run = run
+        self._check_cancelled = check_cancelled
         self._chunk_bytes = chunk_bytes
         self._decoder = StreamDecoder(display_path)
         self._reader: _Reader | None = None
@@ -272,7 +285,12 @@ class TextStream(LineSkipping):
         while not self._closed:
             left = None if count is None else count - newlines
             seen, rest, finished = await self._step(
-                functools.partial(_Reader.skip, count=left, budget=SKIP_BYTES_PER_STEP)
+                functools.partial(
+                    _Reader.skip,
+                    count=left,
+                    budget=SKIP_BYTES_PER_STEP,
+                    check_cancelled=self._check_cancelled,
+                )
             )
             newlines += seen
             if seen or rest:
