@@ -197,14 +197,21 @@ _VALUE_RULES: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs]] = {
 }
 
 
+def two_stages(tool: str, args: Any, config: ToolFsConfig) -> ToolArgs:
+    """Both stages for ``tool``, without the fast path; raises :class:`ToolArgumentError`.
+
+    For a caller that has already tried :data:`PLAIN_ARGUMENTS` (the host).
+    """
+    return _VALUE_RULES[tool](check_shape(tool, args), config)
+
+
 def validate_arguments(tool: str, args: Any, config: ToolFsConfig) -> ToolArgs:
     """Both stages for ``tool``; raises :class:`ToolArgumentError` with the exact message."""
     if type(args) is dict:
         plain = PLAIN_ARGUMENTS[tool](args, config)
         if plain is not None:
             return plain
-    values = check_shape(tool, args)
-    return _VALUE_RULES[tool](values, config)
+    return two_stages(tool, args, config)
 
 
 # The fast path. Nearly every call a model makes is a plain ``dict`` whose

@@ -22,7 +22,7 @@ from dsh_fs import FileSystem, FsError, FsErrorCode, load_backend, load_plugin, 
 from . import executors, mutation_render
 from .arguments import PLAIN_ARGUMENTS as _PLAIN_ARGUMENTS
 from .arguments import EditArgs, ListArgs, ReadArgs, ToolArgs, ToolArgumentError, WriteArgs
-from .arguments import validate_arguments as _validate
+from .arguments import two_stages as _two_stages
 from .config import ToolFsConfig
 from .definitions import (
     TOOL_NAMES,
@@ -257,7 +257,7 @@ class ToolFs:
                     f'unknown tool "{name}"', "ToolNotFoundError", "UNKNOWN_TOOL"
                 )
             try:
-                parsed = _validate(name, args, config)
+                parsed = _two_stages(name, args, config)
             except ToolArgumentError as exc:
                 return ToolResult.failure(exc.message, "ToolArgumentError", exc.code)
         actor = _new(ToolCall)
