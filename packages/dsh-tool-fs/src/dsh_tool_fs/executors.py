@@ -73,9 +73,6 @@ class Execution:
         self.verb = "resolve"
         return self.fs.resolve(path, cwd=self.cwd)
 
-    def observed(self, target: FsTarget, version: str) -> None:
-        self.observe(target, version, self.actor)
-
 
 _OBSERVED_ARGS = ("target", "version", "actor")
 
@@ -246,7 +243,7 @@ async def run_write(ex: Execution, args: WriteArgs) -> ToolOutput:
     if intent is not None and not isinstance(intent, CreateIfAbsent | ReplaceIfVersion):
         raise TypeError(f"fs_write_intent returned {intent!r}, not a write intent")
     outcome = await ex.fs.write_text(target, args.content, intent)
-    ex.observed(target, outcome.version)
+    ex.observe(target, outcome.version, ex.actor)
     p = target.display_path
     return (
         mutation_render.render_write(p, outcome.operation),
@@ -263,7 +260,7 @@ async def run_edit(ex: Execution, args: EditArgs) -> ToolOutput:
         raise TypeError(f"fs_edit_intent returned {guard!r}, not an EditGuard")
     request = FsEditRequest(args.old_string, args.new_string, args.replace_all)
     outcome = await ex.fs.edit_text(target, request, guard)
-    ex.observed(target, outcome.version)
+    ex.observe(target, outcome.version, ex.actor)
     p = target.display_path
     return (
         mutation_render.render_edit(p, replace_all=args.replace_all),
