@@ -18,7 +18,7 @@ from .._types import (
     ReplaceIfVersion,
 )
 from ._base import ContractBase
-from ._expect import collect_stream, run_then_cancel
+from ._expect import READ_HOWS, ReadHow, collect_stream, read_via, run_then_cancel
 from ._scratch import Scratch
 
 PRIMITIVES = (
@@ -199,19 +199,15 @@ class SerializationContract(ContractBase):
                 await fs.write_text(target, large if i % 2 == 0 else small)
             done.set()
 
-        async def reader(stream: bool) -> None:
+        async def reader(how: ReadHow) -> None:
             while not done.is_set():
-                if stream:
-                    text = "".join(await collect_stream(fs.stream_text(target)))
-                else:
-                    text = await fs.read_text(target)
-                seen.append(text in (small, large))
+                seen.append(await read_via(fs, target, how) in (small, large))
                 await anyio.lowlevel.checkpoint()
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(writer)
-            tg.start_soon(reader, False)
-            tg.start_soon(reader, True)
+            for how in READ_HOWS:
+                tg.start_soon(reader, how)
         assert seen
         assert all(seen), f"{seen.count(False)} of {len(seen)} reads saw a partly written file"
 
