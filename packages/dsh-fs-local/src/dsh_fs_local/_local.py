@@ -38,7 +38,8 @@ T = TypeVar("T")
 
 
 async def _in_worker(step: Callable[[], T]) -> T:
-    """One worker-thread hop, never abandoned (see the cancellation note below)."""
+    """One ``stream_text`` step in a worker thread, never abandoned (see the cancellation
+    note below), like every other worker call of the class."""
     return await to_thread.run_sync(step, abandon_on_cancel=False)
 
 
@@ -153,7 +154,7 @@ class LocalFileSystem(FileSystem):
             )
 
         async with self._locks.hold(target.target_key):
-            return await _in_worker(write)
+            return await to_thread.run_sync(write, abandon_on_cancel=False)
 
     async def edit_text(
         self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
