@@ -232,7 +232,6 @@ class ReadContract(ContractBase):
         )
         assert isinstance(err.__cause__, UnicodeDecodeError)
 
-
     # -- skip_lines (optional: dsh_fs.streaming.LineSkipping) ------------------
 
     @pytest.mark.anyio
