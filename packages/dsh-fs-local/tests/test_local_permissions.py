@@ -36,6 +36,11 @@ def outcome_of(call: Callable[[LocalFileSystem], Awaitable[object]]) -> Callable
     return run
 
 
+def denied(verb: str, path: Path) -> tuple[str, str]:
+    """What a child returns for a refused ``verb`` of ``path``: message and code."""
+    return (f'cannot {verb} "{path}": permission denied', "FS_PERMISSION_DENIED")
+
+
 def test_read_of_an_unreadable_file_is_permission_denied(
     as_nobody: AsNobody, reachable_dir: Path
 ) -> None:
@@ -49,7 +54,7 @@ def test_read_of_an_unreadable_file_is_permission_denied(
     async def stream(fs: LocalFileSystem) -> object:
         return [c async for c in fs.stream_text(await fs.resolve(str(secret)))]
 
-    expected = (f'cannot read "{secret}": permission denied', "FS_PERMISSION_DENIED")
+    expected = denied("read", secret)
     assert as_nobody(outcome_of(read)) == expected
     assert as_nobody(outcome_of(stream)) == expected
 
@@ -66,10 +71,7 @@ def test_read_under_an_unreachable_directory_is_permission_denied(
     async def read(fs: LocalFileSystem) -> object:
         return await fs.read_text(await fs.resolve(str(path)))
 
-    assert as_nobody(outcome_of(read)) == (
-        f'cannot read "{path}": permission denied',
-        "FS_PERMISSION_DENIED",
-    )
+    assert as_nobody(outcome_of(read)) == denied("read", path)
 
 
 def test_list_of_an_unreadable_directory_is_permission_denied(
@@ -82,10 +84,7 @@ def test_list_of_an_unreadable_directory_is_permission_denied(
     async def listing(fs: LocalFileSystem) -> object:
         return await fs.list_dir(await fs.resolve(str(closed)))
 
-    assert as_nobody(outcome_of(listing)) == (
-        f'cannot list "{closed}": permission denied',
-        "FS_PERMISSION_DENIED",
-    )
+    assert as_nobody(outcome_of(listing)) == denied("list", closed)
 
 
 def test_write_into_a_read_only_directory_is_permission_denied_and_leaves_nothing(
@@ -107,18 +106,9 @@ def test_write_into_a_read_only_directory_is_permission_denied_and_leaves_nothin
     async def create(fs: LocalFileSystem) -> object:
         return await fs.write_text(await fs.resolve(str(ro / "sub" / "new.txt")), "x")
 
-    assert as_nobody(outcome_of(write)) == (
-        f'cannot write "{path}": permission denied',
-        "FS_PERMISSION_DENIED",
-    )
-    assert as_nobody(outcome_of(edit)) == (
-        f'cannot edit "{path}": permission denied',
-        "FS_PERMISSION_DENIED",
-    )
-    assert as_nobody(outcome_of(create)) == (
-        f'cannot write "{ro / "sub" / "new.txt"}": permission denied',
-        "FS_PERMISSION_DENIED",
-    )
+    assert as_nobody(outcome_of(write)) == denied("write", path)
+    assert as_nobody(outcome_of(edit)) == denied("edit", path)
+    assert as_nobody(outcome_of(create)) == denied("write", ro / "sub" / "new.txt")
     assert sorted(os.listdir(ro)) == ["f.txt"]
     assert path.read_text() == "old\n"
 
@@ -140,14 +130,8 @@ def test_a_read_only_file_in_a_writable_directory_is_not_replaced(
     async def edit(fs: LocalFileSystem) -> object:
         return await fs.edit_text(await fs.resolve(str(path)), FsEditRequest("keep", "x"))
 
-    assert as_nobody(outcome_of(write)) == (
-        f'cannot write "{path}": permission denied',
-        "FS_PERMISSION_DENIED",
-    )
-    assert as_nobody(outcome_of(edit)) == (
-        f'cannot edit "{path}": permission denied',
-        "FS_PERMISSION_DENIED",
-    )
+    assert as_nobody(outcome_of(write)) == denied("write", path)
+    assert as_nobody(outcome_of(edit)) == denied("edit", path)
     assert path.read_text() == "keep\n"
     assert sorted(os.listdir(open_dir)) == ["protected.txt"]
 
@@ -163,10 +147,7 @@ def test_stat_under_an_unreachable_directory_is_permission_denied(
     async def stat(fs: LocalFileSystem) -> object:
         return await fs.stat(await fs.resolve(str(path)))
 
-    assert as_nobody(outcome_of(stat)) == (
-        f'cannot read "{path}": permission denied',
-        "FS_PERMISSION_DENIED",
-    )
+    assert as_nobody(outcome_of(stat)) == denied("read", path)
 
 
 def test_the_child_really_is_unprivileged(as_nobody: AsNobody) -> None:
