@@ -44,10 +44,14 @@ def _stale_write(path: Path) -> str:
     return f'Error: cannot write "{path}": file changed since it was read'
 
 
-async def _observe_all(toolfs: ToolFs, sessions: list[Session], name: str) -> None:
+async def _fifty_observers(root: Path, name: str) -> tuple[ToolFs, list[Session]]:
+    """The local stack over ``root`` and 50 sessions that have each read ``root/name``."""
+    toolfs = ToolFs.from_entry_points(backend="local", plugins=("policy",), cwd=str(root))
+    sessions = [Session(cwd=str(root)) for _ in range(50)]
     for session in sessions:
         read = await toolfs.execute("read", {"file_path": name}, session=session)
         assert not read.is_error, read.text
+    return toolfs, sessions
 
 
 @pytest.mark.anyio
@@ -57,9 +61,7 @@ async def test_fifty_concurrent_edits_from_one_observed_version_exactly_one_wins
 ) -> None:
     target = root / "counter.txt"
     target.write_text("value = 0\n")
-    toolfs = ToolFs.from_entry_points(backend="local", plugins=("policy",), cwd=str(root))
-    sessions = [Session(cwd=str(root)) for _ in range(50)]
-    await _observe_all(toolfs, sessions, "counter.txt")
+    toolfs, sessions = await _fifty_observers(root, "counter.txt")
     results: dict[int, ToolResult] = {}
 
     async def edit(i: int) -> None:
@@ -89,9 +91,7 @@ async def test_fifty_concurrent_writes_and_edits_from_one_version_exactly_one_wi
 ) -> None:
     target = root / "doc.txt"
     target.write_text("line\n")
-    toolfs = ToolFs.from_entry_points(backend="local", plugins=("policy",), cwd=str(root))
-    sessions = [Session(cwd=str(root)) for _ in range(50)]
-    await _observe_all(toolfs, sessions, "doc.txt")
+    toolfs, sessions = await _fifty_observers(root, "doc.txt")
     results: dict[int, ToolResult] = {}
 
     async def mutate(i: int) -> None:
