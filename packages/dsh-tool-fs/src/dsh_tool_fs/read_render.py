@@ -256,7 +256,6 @@ class WindowBuilder:
                     return
                 continue
             number = self._completed
-            taken = 0
             taken, width = self._take_bulk(region, parts, number)
             if taken:
                 pos += width
