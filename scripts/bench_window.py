@@ -24,9 +24,21 @@ import codecs
 import time
 from collections.abc import Callable
 
+from dsh_tool_fs import ToolFsConfig
 from dsh_tool_fs.read_render import WindowBuilder
 
 CHUNK = 1 << 20
+CONFIG = ToolFsConfig()
+
+
+def default_builder(offset: int) -> WindowBuilder:
+    """The window the read tool builds with the default config, from line ``offset``."""
+    return WindowBuilder(
+        offset=offset,
+        limit=CONFIG.read_limit,
+        max_line_length=CONFIG.read_max_line_length,
+        max_bytes=CONFIG.read_max_bytes,
+    )
 
 
 def make_text(lines: int) -> bytes:
@@ -53,7 +65,7 @@ def baseline(raw: list[bytes]) -> int:
 
 def windowed(raw: list[bytes], offset: int) -> int:
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
-    builder = WindowBuilder(offset=offset, limit=2000, max_line_length=2000, max_bytes=51200)
+    builder = default_builder(offset)
     for piece in raw:
         builder.feed(decoder.decode(piece))
     return builder.finish().total_lines
@@ -64,7 +76,7 @@ def count_only(text: list[str]) -> int:
 
 
 def feed_only(text: list[str], offset: int) -> int:
-    builder = WindowBuilder(offset=offset, limit=2000, max_line_length=2000, max_bytes=51200)
+    builder = default_builder(offset)
     for piece in text:
         builder.feed(piece)
     return builder.finish().total_lines
