@@ -6,7 +6,7 @@ import pytest
 
 from .._errors import FsErrorCode
 from ._base import ContractBase
-from ._expect import expect_fs_error
+from ._expect import expect_fs_error, under
 from ._scratch import Scratch
 
 
@@ -63,7 +63,7 @@ class ListContract(ContractBase):
         build_listing_tree(scratch)
         parent = await scratch.fs.resolve("d")
         for entry in await scratch.fs.list_dir(parent):
-            assert entry.target.display_path == f"{parent.display_path.rstrip('/')}/{entry.name}"
+            assert entry.target.display_path == under(parent.display_path, entry.name)
             assert entry.target == await scratch.fs.resolve(f"d/{entry.name}"), entry.name
 
     @pytest.mark.anyio
