@@ -107,22 +107,15 @@ class EditContract(ContractBase):
         self, scratch: Scratch, guarded: bool
     ) -> None:
         scratch.mkdir("d")
-        await self._refused(
-            scratch,
-            "d/absent.txt",
-            FsEditRequest("a", "b"),
-            STALE,
-            'cannot edit "<p>": file changed since it was read',
-            EditGuard("some-version") if guarded else None,
-        )
-        await self._refused(
-            scratch,
-            "d/no/such/dir.txt",
-            FsEditRequest("a", "b"),
-            STALE,
-            'cannot edit "<p>": file changed since it was read',
-            EditGuard("some-version") if guarded else None,
-        )
+        for path in ("d/absent.txt", "d/no/such/dir.txt"):
+            await self._refused(
+                scratch,
+                path,
+                FsEditRequest("a", "b"),
+                STALE,
+                'cannot edit "<p>": file changed since it was read',
+                EditGuard("some-version") if guarded else None,
+            )
         assert scratch.names("d") == []
 
     @pytest.mark.anyio
