@@ -157,12 +157,9 @@ async def run_in_process(row: Row, root: Path) -> ToolResult:
     return result
 
 
-def envelope_read(path: str, body: str) -> str:
+def envelope(path: str, body: str) -> str:
+    """The text of a successful read or write: the file's path and type around ``body``."""
     return f"<path>{path}</path>\n<type>file</type>\n<content>\n{body}\n</content>"
-
-
-def envelope_write(path: str, status: str) -> str:
-    return f"<path>{path}</path>\n<type>file</type>\n<content>\n{status}\n</content>"
 
 
 # -- paths ----------------------------------------------------------------------------
@@ -284,7 +281,7 @@ PATH_ROWS = [
         "write-dangling-symlink-creates-its-target",
         "write",
         {"file_path": "dangling", "content": "made\n"},
-        envelope_write("{root}/dangling", "Created file"),
+        envelope("{root}/dangling", "Created file"),
         setup=_symlink("dangling", "missing.txt"),
         check=lambda root: _link_kept(root, "dangling", "missing.txt", b"made\n"),
     ),
@@ -679,13 +676,13 @@ async def test_hostile_names_cannot_forge_output(root: Path, name: Name) -> None
 
     read = await toolfs.execute("read", {"file_path": name.path}, session=session)
     check_result(read)
-    assert read.text == envelope_read(shown, "1: hi\n\n(End of file - total 1 lines)")
+    assert read.text == envelope(shown, "1: hi\n\n(End of file - total 1 lines)")
 
     write = await toolfs.execute(
         "write", {"file_path": name.path, "content": "one\ntwo\n"}, session=session
     )
     check_result(write)
-    assert write.text == envelope_write(shown, "Updated file")
+    assert write.text == envelope(shown, "Updated file")
 
     edit = await toolfs.execute(
         "edit", {"file_path": name.path, "old_string": "two", "new_string": "2"}, session=session
@@ -751,7 +748,7 @@ CONTENT_ROWS = [
         "write-over-binary-no-policy",
         "write",
         {"file_path": "f", "content": "text\n"},
-        envelope_write("{root}/f", "Updated file"),
+        envelope("{root}/f", "Updated file"),
         setup=_file("f", b"\x00\x01\x02abc\n"),
         policy=False,
         check=_bytes_are("f", b"text\n"),
@@ -761,7 +758,7 @@ CONTENT_ROWS = [
             "read-NUL-after-8192",
             "read",
             {"file_path": "f", "offset": 4101},
-            envelope_read("{root}/f", "4101: nul\x00here\n\n(End of file - total 4101 lines)"),
+            envelope("{root}/f", "4101: nul\x00here\n\n(End of file - total 4101 lines)"),
             setup=_file("f", NUL_LATE),
         )
     ),
@@ -805,7 +802,7 @@ CONTENT_ROWS = [
             "read-multibyte-char-across-stream-chunks",
             "read",
             {"file_path": "f", "limit": 1},
-            envelope_read(
+            envelope(
                 "{root}/f",
                 "1: " + "a" * 2000 + "... (line truncated to 2000 chars)\n\n"
                 "(End of file - total 1 lines)",
@@ -818,7 +815,7 @@ CONTENT_ROWS = [
             "read-CRLF-split-across-stream-chunks",
             "read",
             {"file_path": "f", "offset": 2},
-            envelope_read("{root}/f", "2: b\n\n(End of file - total 2 lines)"),
+            envelope("{root}/f", "2: b\n\n(End of file - total 2 lines)"),
             setup=_file("f", b"a" * (CHUNK - 1) + b"\r\nb\r\n"),
         )
     ),
@@ -836,7 +833,7 @@ CONTENT_ROWS = [
             "read-NUL-at-byte-8192-is-text",
             "read",
             {"file_path": "f", "limit": 1},
-            envelope_read(
+            envelope(
                 "{root}/f",
                 "1: " + "a" * 2000 + "... (line truncated to 2000 chars)\n\n"
                 "(End of file - total 1 lines)",
@@ -849,7 +846,7 @@ CONTENT_ROWS = [
             "read-BOM-CRLF",
             "read",
             {"file_path": "f"},
-            envelope_read("{root}/f", "1: one\n2: two\n\n(End of file - total 2 lines)"),
+            envelope("{root}/f", "1: one\n2: two\n\n(End of file - total 2 lines)"),
             setup=_file("f", BOM_CRLF),
         )
     ),
@@ -867,7 +864,7 @@ CONTENT_ROWS = [
         "write-BOM-file-stores-exactly-the-content",
         "write",
         {"file_path": "f", "content": "one\ntwo\n"},
-        envelope_write("{root}/f", "Updated file"),
+        envelope("{root}/f", "Updated file"),
         setup=_file("f", BOM_CRLF),
         observe="f",
         check=_bytes_are("f", b"one\ntwo\n"),
@@ -877,7 +874,7 @@ CONTENT_ROWS = [
             "read-empty-file",
             "read",
             {"file_path": "f"},
-            envelope_read("{root}/f", "(End of file - total 0 lines)"),
+            envelope("{root}/f", "(End of file - total 0 lines)"),
             setup=_file("f", b""),
         )
     ),
@@ -902,7 +899,7 @@ CONTENT_ROWS = [
         "write-empty-content-creates-empty-file",
         "write",
         {"file_path": "new.txt", "content": ""},
-        envelope_write("{root}/new.txt", "Created file"),
+        envelope("{root}/new.txt", "Created file"),
         check=_bytes_are("new.txt", b""),
     ),
     *_both_read_paths(
@@ -910,7 +907,7 @@ CONTENT_ROWS = [
             "read-only-CRLF",
             "read",
             {"file_path": "f"},
-            envelope_read("{root}/f", "1: \n\n(End of file - total 1 lines)"),
+            envelope("{root}/f", "1: \n\n(End of file - total 1 lines)"),
             setup=_file("f", b"\r\n"),
         )
     ),
@@ -946,7 +943,7 @@ CONTENT_ROWS = [
             "read-mixed-line-endings-and-lone-CR",
             "read",
             {"file_path": "f"},
-            envelope_read("{root}/f", "1: a\n2: b\rc\n3: d\n\n(End of file - total 3 lines)"),
+            envelope("{root}/f", "1: a\n2: b\rc\n3: d\n\n(End of file - total 3 lines)"),
             setup=_file("f", b"a\r\nb\rc\nd\r"),
         )
     ),
@@ -977,7 +974,7 @@ def test_hostile_100MB_single_line_read_stays_bounded(
     }
     result = forkserver.result("tool_calls", params, timeout=90.0)
     (read,) = result["results"]
-    assert read["text"] == envelope_read(
+    assert read["text"] == envelope(
         f"{root}/huge.txt",
         "1: " + "a" * 2000 + "... (line truncated to 2000 chars)\n\n(End of file - total 1 lines)",
     )
@@ -1186,16 +1183,14 @@ ARGUMENT_ROWS = [
         "offset-and-limit-integral-floats-accepted",
         "read",
         {"file_path": "f.txt", "offset": 2.0, "limit": 1.0},
-        envelope_read(
-            "{root}/f.txt", "2: two\n\n(Showing lines 2-2 of 3. Use offset=3 to continue.)"
-        ),
+        envelope("{root}/f.txt", "2: two\n\n(Showing lines 2-2 of 3. Use offset=3 to continue.)"),
         setup=THREE,
     ),
     Row(
         "null-optional-arguments-mean-absent",
         "read",
         {"file_path": "f.txt", "offset": None, "limit": None},
-        envelope_read("{root}/f.txt", "1: one\n2: two\n3: three\n\n(End of file - total 3 lines)"),
+        envelope("{root}/f.txt", "1: one\n2: two\n3: three\n\n(End of file - total 3 lines)"),
         setup=THREE,
     ),
     _arg(
@@ -1379,7 +1374,7 @@ async def test_hostile_read_of_a_growing_file_ends_at_its_size_when_opened(root:
     toolfs = ToolFs(fs, config={"read_stream_min_size": 1})
     with anyio.fail_after(20):
         result = await toolfs.execute("read", {"file_path": "build.log", "limit": 1})
-    assert result.text == envelope_read(
+    assert result.text == envelope(
         f"{root}/build.log", "1: line\n\n(Showing lines 1-1 of 500000. Use offset=2 to continue.)"
     )
 
