@@ -23,7 +23,7 @@ from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from anyio.lowlevel import checkpoint
 
-from .text import BOM, StreamDecoder, nth_newline
+from .text import StreamDecoder, nth_newline
 
 __all__ = [
     "CHUNK_BYTES",
@@ -107,10 +107,8 @@ class _Reader:
         "_decoder",
         "_end",
         "_eof",
-        "_head",
         "_source",
         "_start",
-        "_text_start",
         "_view",
     )
 
@@ -123,8 +121,6 @@ class _Reader:
         self._start = 0  # buffer[start:end] is read but not yet consumed
         self._end = 0
         self._eof = False
-        self._head = b""  # the first (up to 3) bytes of the stream
-        self._text_start = 0  # stream offset of the first character (3 after a BOM)
 
     def close(self) -> None:
         self._view.release()
@@ -141,9 +137,6 @@ class _Reader:
             self._eof = True
             self._decoder.feed(b"", final=True)  # a character cut short is invalid
             return False
-        if self._base < len(BOM):  # the first bytes: a BOM is not text
-            self._head += bytes(self._view[: min(got, len(BOM) - self._base)])
-            self._text_start = len(self._head) if BOM.startswith(self._head) else 0
         self._end = got
         return True
 
@@ -199,7 +192,8 @@ class _Reader:
             newlines += seen
             if seen:
                 mark = self._base + buffer.rfind(b"\n", lo, hi) + 1
-        partial = max(mark, self._text_start) < self._base + self._start
+        # The decoder has seen every byte passed over: a BOM is not text.
+        partial = max(mark, self._decoder.text_start) < self._base + self._start
         return newlines, partial, finished
 
 

@@ -111,7 +111,7 @@ class StreamDecoder:
     Both methods may be mixed freely on one stream.
     """
 
-    __slots__ = ("_carry", "_display_path", "_seen", "_started", "_verb")
+    __slots__ = ("_carry", "_display_path", "_seen", "_started", "_text_start", "_verb")
 
     def __init__(self, display_path: str, verb: str = "read") -> None:
         self._display_path = display_path
@@ -122,6 +122,8 @@ class StreamDecoder:
         """The start of a character (or of a BOM) that the next bytes complete."""
         self._started = False
         """Whether the leading BOM question is settled (three bytes or the end seen)."""
+        self._text_start = 0
+        """Stream offset of the first character once settled: 3 after a BOM, else 0."""
 
     def feed(self, chunk: Bytes, *, final: bool = False) -> str:
         self._sniff(chunk)
@@ -176,8 +178,18 @@ class StreamDecoder:
                 return None
             self._started = True
             if bytes(data[: len(BOM)]) == BOM:
+                self._text_start = len(BOM)
                 data = memoryview(data)[len(BOM) :]
         return data
+
+    @property
+    def text_start(self) -> int:
+        """Stream offset of the first character: 3 after a BOM, 0 without one.
+
+        While the first bytes fed may still be the start of a BOM, how many
+        there are: none of the bytes fed so far is text yet.
+        """
+        return self._text_start if self._started else len(self._carry)
 
     def _invalid(self) -> FsError:
         return not_text(self._verb, self._display_path, "invalid UTF-8 text")
