@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from unittest.mock import patch
 
 import pytest
@@ -223,6 +225,20 @@ long_lines = st.lists(
 ).map("".join)
 
 
+@contextmanager
+def internal_spans(
+    skip_block: int, find_span: int, first_span: int, max_span: int
+) -> Iterator[None]:
+    """The builder's internal block and span sizes set to the given ones."""
+    with (
+        patch.object(read_render, "_SKIP_BLOCK", skip_block),
+        patch.object(dsh_text, "_FIND_SPAN", find_span),
+        patch.object(read_render, "_FIRST_SPAN", first_span),
+        patch.object(read_render, "_MAX_SPAN", max_span),
+    ):
+        yield
+
+
 @settings(max_examples=400, deadline=None)
 @given(
     text=st.one_of(line_text, long_lines),
@@ -252,17 +268,12 @@ def test_window_builder_matches_the_reference_for_any_chunking(
     expected = reference_window(text, **params)
     # Small internal spans push short texts through every path of the builder:
     # bisection to the offset, span growth, lines longer than the span.
-    skip_block, find_span, first_span, max_span = data.draw(
+    spans = data.draw(
         st.sampled_from(
             [(1 << 16, 1024, 4096, 1 << 16), (1, 1, 1, 2), (5, 4, 3, 16), (64, 16, 8, 8)]
         )
     )
-    with (
-        patch.object(dsh_text, "_FIND_SPAN", find_span),
-        patch.object(read_render, "_SKIP_BLOCK", skip_block),
-        patch.object(read_render, "_FIRST_SPAN", first_span),
-        patch.object(read_render, "_MAX_SPAN", max_span),
-    ):
+    with internal_spans(*spans):
         assert feed_in_chunks(text, cuts, **params) == expected
         assert build_window(text, **params) == expected
 
@@ -294,12 +305,7 @@ def test_long_profile_window_builder_matches_the_reference(
         "max_bytes": max_bytes,
     }
     spans = data.draw(st.sampled_from([(1 << 16, 1024, 4096, 1 << 16), (7, 5, 3, 64)]))
-    with (
-        patch.object(read_render, "_SKIP_BLOCK", spans[0]),
-        patch.object(dsh_text, "_FIND_SPAN", spans[1]),
-        patch.object(read_render, "_FIRST_SPAN", spans[2]),
-        patch.object(read_render, "_MAX_SPAN", spans[3]),
-    ):
+    with internal_spans(*spans):
         got = feed_in_chunks(text, cuts, **params)
     assert got == reference_window(text, **params)
 
