@@ -33,6 +33,7 @@ from collections.abc import Callable
 
 from anyio import from_thread
 from dsh_fs import FsError, FsErrorCode
+from dsh_fs.preconditions import not_regular
 
 from ._os_errors import PARENT_NOT_DIRECTORY, os_failure
 from ._paths import version_of
@@ -405,9 +406,7 @@ def mutate(
         if not isinstance(exc, OSError):
             raise
         if exc.errno == errno.EISDIR:
-            raise FsError.cannot(
-                verb, display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
-            ) from exc
+            raise not_regular(verb, display_path) from exc
         raise os_failure(verb, display_path, exc) from exc
     finally:
         if dir_fd is not None:

@@ -14,6 +14,7 @@ import os
 import stat as st
 
 from dsh_fs import FsError, FsErrorCode
+from dsh_fs.preconditions import not_regular
 from dsh_fs.text import decode_text
 
 from ._os_errors import os_failure
@@ -21,10 +22,6 @@ from ._os_errors import os_failure
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 STREAM_CHUNK_BYTES = 1 << 20
 """Bytes per ``os.read`` when a file of unknown size (0) is read whole."""
-
-
-def _not_regular(verb: str, display_path: str) -> FsError:
-    return FsError.cannot(verb, display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
 
 
 def _lookup_failure(verb: str, display_path: str, exc: OSError) -> FsError:
@@ -43,7 +40,7 @@ def open_regular(path: str, verb: str, display_path: str) -> tuple[int, int]:
     except OSError as exc:
         raise _lookup_failure(verb, display_path, exc) from exc
     if not st.S_ISREG(before.st_mode):
-        raise _not_regular(verb, display_path)
+        raise not_regular(verb, display_path)
     try:
         fd = os.open(path, READ_FLAGS)
     except OSError as exc:
@@ -55,7 +52,7 @@ def open_regular(path: str, verb: str, display_path: str) -> tuple[int, int]:
         raise os_failure(verb, display_path, exc) from exc
     if not st.S_ISREG(opened.st_mode):
         os.close(fd)
-        raise _not_regular(verb, display_path)
+        raise not_regular(verb, display_path)
     return fd, opened.st_size
 
 

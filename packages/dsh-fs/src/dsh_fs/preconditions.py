@@ -14,6 +14,11 @@ from ._types import CreateIfAbsent, EditGuard, EntryType, ReplaceIfVersion, Writ
 _STALE = "file changed since it was read"
 
 
+def not_regular(verb: str, display_path: str) -> FsError:
+    """``cannot <verb> "<p>": not a regular file`` (``FS_NOT_REGULAR_FILE``)."""
+    return FsError.cannot(verb, display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
+
+
 def check_write(
     display_path: str, current: tuple[EntryType, str] | None, expected: WriteIntent | None
 ) -> None:
@@ -24,9 +29,7 @@ def check_write(
     on an existing file.
     """
     if current is not None and current[0] != "file":
-        raise FsError.cannot(
-            "write", display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
-        )
+        raise not_regular("write", display_path)
     if isinstance(expected, ReplaceIfVersion):
         if current is None:
             raise FsError.cannot(
@@ -52,8 +55,6 @@ def check_edit(
     if current is None:
         raise FsError.cannot("edit", display_path, _STALE, FsErrorCode.FS_STALE_VERSION)
     if current[0] != "file":
-        raise FsError.cannot(
-            "edit", display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
-        )
+        raise not_regular("edit", display_path)
     if guard is not None and current[1] != guard.version:
         raise FsError.cannot("edit", display_path, _STALE, FsErrorCode.FS_STALE_VERSION)
