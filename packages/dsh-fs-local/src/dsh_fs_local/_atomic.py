@@ -254,8 +254,12 @@ def _replace_via_temporary(
 
 def _rewrite_in_place(
     key: str, data: bytes, previous: bytes, current: os.stat_result, dir_fd: int | None
-) -> None:
-    """Keep the inode of a hard-linked file: backup, rewrite in place, drop the backup."""
+) -> str:
+    """Keep the inode of a hard-linked file: backup, rewrite in place, drop the backup.
+
+    Returns the new version, taken from the rewritten descriptor (no second
+    lookup of ``key``).
+    """
     directory = os.path.dirname(key)
     backup = companion_path(key, "bak")
     fd = os.open(backup, _WRITE_FLAGS, 0o600)
@@ -288,12 +292,12 @@ def _rewrite_in_place(
             os.fsync(fd)
             os.unlink(backup)
             raise
-    except BaseException:
+        version = version_of(os.fstat(fd))
+    finally:
         os.close(fd)
-        raise
-    os.close(fd)
     os.unlink(backup)
     _fsync_directory(dir_fd, directory)
+    return version
 
 
 def _read_current(key: str, current: os.stat_result, verb: str, display_path: str) -> bytes:
@@ -395,8 +399,7 @@ def mutate(
         previous = None if current is None else _read_current(key, current, verb, display_path)
         data = plan(previous)
         if current is not None and previous is not None and current.st_nlink > 1:
-            _rewrite_in_place(key, data, previous, current, dir_fd)
-            return version_of(os.stat(key)), previous
+            return _rewrite_in_place(key, data, previous, current, dir_fd), previous
         return _replace_via_temporary(key, data, current, dir_fd), previous
     except BaseException as exc:
         if dir_fd is not None:
