@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from .config import ToolFsConfig
 from .formats import FORMATS, tools_document
 from .host import Session, ToolFs, ToolResult
+from .names import escape_surrogates
 
 logger = logging.getLogger("dsh_tool_fs.cli")
 
@@ -68,11 +69,6 @@ class UsageError(Exception):
 
 
 # -- output ---------------------------------------------------------------------------------
-
-
-def escape_surrogates(json_text: str) -> str:
-    """Lone surrogates of JSON text as ``\\uXXXX`` escapes, so the text encodes as UTF-8."""
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", json_text)
 
 
 def json_line(obj: Any) -> str:

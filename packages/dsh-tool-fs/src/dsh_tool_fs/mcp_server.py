@@ -20,7 +20,6 @@ Needs the optional dependency: ``pip install "dsh-tool-fs[mcp]"``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -33,10 +32,9 @@ from mcp.server.stdio import stdio_server
 
 from . import formats
 from .host import Session, ToolFs
+from .names import escape_surrogates
 
 SERVER_NAME = "dsh-fs"
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _server_version() -> str:
@@ -44,18 +42,6 @@ def _server_version() -> str:
         return version("dsh-tool-fs")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0"
-
-
-def wire_text(text: str) -> str:
-    """``text`` with each lone surrogate written as its ``\\udcxx`` escape.
-
-    A path argument may carry lone surrogates (undecodable bytes of a file
-    name, sent as JSON escapes) and error texts echo the path; JSON-RPC
-    messages must be valid UTF-8, and the SDK drops a response it cannot
-    encode, leaving the client waiting. The escape is the spelling the name
-    rule already uses in listings, so the model can send it back.
-    """
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def mcp_tools(toolfs: ToolFs) -> list[types.Tool]:
@@ -81,8 +67,11 @@ def build_server(toolfs: ToolFs, *, cwd: str | None = None) -> Server[Session]:
     ) -> types.CallToolResult:
         arguments: Any = params.arguments if params.arguments is not None else {}
         result = await toolfs.execute(params.name, arguments, session=ctx.lifespan_context)
+        # A path argument may carry lone surrogates (undecodable bytes of a file name, sent
+        # as JSON escapes) and error texts echo the path; JSON-RPC messages must be valid
+        # UTF-8, and the SDK drops a response it cannot encode, leaving the client waiting.
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=wire_text(result.text))],
+            content=[types.TextContent(type="text", text=escape_surrogates(result.text))],
             is_error=result.is_error,
         )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_controls", "needs_quoting", "quote_name"]
+__all__ = ["escape_controls", "escape_surrogates", "needs_quoting", "quote_name"]
 
 # Cc (C0, DEL, C1), the backslash, "</" and lone surrogates (undecodable bytes
 # that os.fsdecode turned into U+DC80..U+DCFF, or any other unpaired surrogate).
@@ -31,6 +31,9 @@ _SHORT_ESCAPES = {
 
 # What breaks a line (control characters, Cc) or cannot be encoded (lone surrogates).
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+# What cannot be encoded as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -74,3 +77,13 @@ def escape_controls(text: str) -> str:
     and applying it twice changes nothing more.
     """
     return _CONTROL.sub(_escape, text)
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as its lowercase ``\\uxxxx`` escape.
+
+    For output that must be valid UTF-8 (JSON lines, JSON-RPC messages):
+    the escape is the spelling the name rule uses in listings, so the model
+    can send it back; everything else is untouched.
+    """
+    return _SURROGATE.sub(_escape, text)
