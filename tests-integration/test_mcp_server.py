@@ -25,11 +25,6 @@ TIMEOUT = 60
 TOOL_NAMES = ["list", "read", "write", "edit"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def expected_stack() -> ToolFs:
     """The stack the server assembles, built in-process for comparison."""
     return ToolFs.from_entry_points(backend="local", plugins=("policy",))

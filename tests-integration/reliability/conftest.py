@@ -22,11 +22,6 @@ if _HERE not in sys.path:
 from dsh_reliability_kit import ForkServer  # noqa: E402
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session")
 def forkserver() -> Iterator[ForkServer]:
     server = ForkServer()
