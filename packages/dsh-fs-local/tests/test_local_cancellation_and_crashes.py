@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -19,6 +18,7 @@ import pytest
 from dsh_fs import EditGuard, FsEditRequest, FsTarget, ReplaceIfVersion
 from dsh_fs.streaming import LineSkipping
 from dsh_fs.testing import Scratch
+from dsh_fs.testing._expect import run_then_cancel
 from dsh_fs_local import LocalFileSystem
 
 pytestmark = pytest.mark.anyio
@@ -28,29 +28,6 @@ OLD = b"old " * 250_000  # 1 MB: the worker call takes a while
 
 def at(scratch: Scratch, rel: str) -> str:
     return os.path.join(scratch.root, rel)
-
-
-async def _cancel_after(
-    steps: int, delay: float, mutation: Callable[[], Awaitable[object]]
-) -> bool:
-    """Run ``mutation`` in a task and cancel it; True if it returned first."""
-    completed = False
-    scope = anyio.CancelScope()
-
-    async def runner() -> None:
-        nonlocal completed
-        with scope:
-            await mutation()
-            completed = True
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(runner)
-        for _ in range(steps):
-            await anyio.lowlevel.checkpoint()
-        if delay:
-            await anyio.sleep(delay)
-        scope.cancel()
-    return completed
 
 
 @pytest.mark.parametrize("kind", ["write", "edit", "hard-linked write"])
@@ -74,7 +51,7 @@ async def test_cancellation_at_any_point_leaves_old_or_new_and_no_leftover(
                 )
             return await scratch.fs.write_text(target, new.decode(), ReplaceIfVersion(version))
 
-        completed = await _cancel_after(steps, delay, mutation)
+        completed = await run_then_cancel(mutation, steps=steps, delay=delay)
         outcomes[completed] += 1
         assert scratch.get("d/f.txt") == (new if completed else OLD)
         expected_names = ["f.txt", "g.txt"] if kind == "hard-linked write" else ["f.txt"]
