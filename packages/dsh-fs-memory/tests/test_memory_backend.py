@@ -15,18 +15,11 @@ from dsh_fs import (
     FsTarget,
     ReplaceIfVersion,
 )
+from dsh_fs.testing._expect import expect_fs_error
 from dsh_fs_memory import STREAM_CHUNK_BYTES, MemoryFileSystem
 from dsh_fs_memory._memory import RESOLVED_CACHE_SIZE
 
 pytestmark = pytest.mark.anyio
-
-
-async def fails(aw: object, code: FsErrorCode, message: str) -> FsError:
-    with pytest.raises(FsError) as info:
-        await aw  # type: ignore[misc]
-    assert info.value.code == code
-    assert str(info.value) == message
-    return info.value
 
 
 # ---------------------------------------------------------------- resolve
@@ -62,12 +55,14 @@ async def test_resolve_dotdot_above_root_stays_at_root() -> None:
 @pytest.mark.parametrize("path", ["", " ", "\t\n"])
 async def test_resolve_of_empty_path_fails(path: str) -> None:
     fs = MemoryFileSystem()
-    await fails(fs.resolve(path), FsErrorCode.FS_NOT_FOUND, "file_path must be a non-empty string")
+    await expect_fs_error(
+        fs.resolve(path), FsErrorCode.FS_NOT_FOUND, "file_path must be a non-empty string"
+    )
 
 
 async def test_resolve_through_a_file_segment_fails() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"f.txt": "x"})
-    await fails(
+    await expect_fs_error(
         fs.resolve("f.txt/deeper/x"),
         FsErrorCode.FS_NOT_FOUND,
         'cannot resolve "/w/f.txt/deeper/x": a parent path segment is not a directory',
@@ -77,7 +72,7 @@ async def test_resolve_through_a_file_segment_fails() -> None:
 async def test_resolve_through_an_other_entry_fails() -> None:
     fs = MemoryFileSystem(cwd="/w")
     fs.add_other("fifo")
-    await fails(
+    await expect_fs_error(
         fs.resolve("fifo/x"),
         FsErrorCode.FS_NOT_FOUND,
         'cannot resolve "/w/fifo/x": a parent path segment is not a directory',
@@ -113,7 +108,7 @@ async def test_symlink_loop_fails_io_error_naming_the_path() -> None:
     fs = MemoryFileSystem(cwd="/w")
     fs.add_symlink("a", "b")
     fs.add_symlink("b", "a")
-    err = await fails(
+    err = await expect_fs_error(
         fs.resolve("a/x"),
         FsErrorCode.FS_IO_ERROR,
         'cannot resolve "/w/a/x": Too many levels of symbolic links',
@@ -124,7 +119,7 @@ async def test_symlink_loop_fails_io_error_naming_the_path() -> None:
 async def test_self_loop_fails_io_error() -> None:
     fs = MemoryFileSystem(cwd="/w")
     fs.add_symlink("self", "self")
-    await fails(
+    await expect_fs_error(
         fs.resolve("self"),
         FsErrorCode.FS_IO_ERROR,
         'cannot resolve "/w/self": Too many levels of symbolic links',
@@ -139,7 +134,7 @@ async def test_resolving_again_after_the_tree_changed_gives_what_a_fresh_backend
     # The parent becomes a file: resolving fails, as on a backend that never saw the path.
     fs.remove("d", recursive=True)
     fs.put_text("d", "now a file")
-    await fails(
+    await expect_fs_error(
         fs.resolve("d/f.txt"),
         FsErrorCode.FS_NOT_FOUND,
         'cannot resolve "/w/d/f.txt": a parent path segment is not a directory',
@@ -212,7 +207,7 @@ async def test_stat_of_loop_created_after_resolve_fails_io_error() -> None:
     fs = MemoryFileSystem(cwd="/w")
     target = await fs.resolve("a")
     fs.add_symlink("a", "a")
-    await fails(
+    await expect_fs_error(
         fs.stat(target),
         FsErrorCode.FS_IO_ERROR,
         'cannot stat "/w/a": Too many levels of symbolic links',
@@ -289,13 +284,13 @@ async def test_read_errors_have_exact_messages() -> None:
     ]
     for path, code, message in cases:
         target = await fs.resolve(path)
-        await fails(fs.read_text(target), code, message)
-        await fails(_drain(fs, target), code, message)
+        await expect_fs_error(fs.read_text(target), code, message)
+        await expect_fs_error(_drain(fs, target), code, message)
 
 
 async def test_invalid_utf8_error_chains_the_decode_error() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"bad": b"\xc3"})
-    err = await fails(
+    err = await expect_fs_error(
         fs.read_text(await fs.resolve("bad")),
         FsErrorCode.FS_NOT_TEXT,
         'cannot read "/w/bad": invalid UTF-8 text',
@@ -331,7 +326,7 @@ async def test_stream_of_empty_file_yields_nothing() -> None:
 
 async def test_stream_reports_invalid_utf8_after_earlier_chunks() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"tail": b"a" * (STREAM_CHUNK_BYTES * 2) + b"\xff"})
-    await fails(
+    await expect_fs_error(
         _drain(fs, await fs.resolve("tail")),
         FsErrorCode.FS_NOT_TEXT,
         'cannot read "/w/tail": invalid UTF-8 text',
@@ -394,12 +389,12 @@ async def test_list_of_root_joins_names_without_double_slash() -> None:
 
 async def test_list_errors_have_exact_messages() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"f": "x"})
-    await fails(
+    await expect_fs_error(
         fs.list_dir(await fs.resolve("nope")),
         FsErrorCode.FS_NOT_FOUND,
         'cannot list "/w/nope": not found',
     )
-    await fails(
+    await expect_fs_error(
         fs.list_dir(await fs.resolve("f")),
         FsErrorCode.FS_NOT_DIRECTORY,
         'cannot list "/w/f": not a directory',
@@ -422,18 +417,18 @@ async def test_write_creates_parents_and_reports_create_then_update() -> None:
 async def test_write_intent_messages() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"a.txt": "x"})
     target = await fs.resolve("a.txt")
-    await fails(
+    await expect_fs_error(
         fs.write_text(target, "y", CreateIfAbsent()),
         FsErrorCode.FS_NOT_OBSERVED,
         'cannot overwrite existing "/w/a.txt" without reading it first',
     )
-    await fails(
+    await expect_fs_error(
         fs.write_text(target, "y", ReplaceIfVersion("not-a-version")),
         FsErrorCode.FS_STALE_VERSION,
         'cannot write "/w/a.txt": file changed since it was read',
     )
     gone = await fs.resolve("gone.txt")
-    await fails(
+    await expect_fs_error(
         fs.write_text(gone, "y", ReplaceIfVersion("1")),
         FsErrorCode.FS_STALE_VERSION,
         'cannot write "/w/gone.txt": file no longer exists',
@@ -447,7 +442,7 @@ async def test_write_to_non_regular_file_fails_before_the_intent() -> None:
     fs.add_other("fifo")
     for path in [".", "fifo"]:
         target = await fs.resolve(path)
-        await fails(
+        await expect_fs_error(
             fs.write_text(target, "x", ReplaceIfVersion("stale")),
             FsErrorCode.FS_NOT_REGULAR_FILE,
             f'cannot write "{target.display_path}": not a regular file',
@@ -458,7 +453,7 @@ async def test_write_under_a_parent_that_became_a_file_fails() -> None:
     fs = MemoryFileSystem(cwd="/w")
     target = await fs.resolve("d/x.txt")
     fs.put_bytes("d", b"")
-    await fails(
+    await expect_fs_error(
         fs.write_text(target, "x"),
         FsErrorCode.FS_NOT_FOUND,
         'cannot write "/w/d/x.txt": a parent path segment is not a directory',
@@ -497,7 +492,7 @@ async def test_write_stores_exact_content_but_after_omits_bom() -> None:
 
 async def test_write_of_unencodable_text_fails_not_text() -> None:
     fs = MemoryFileSystem(cwd="/w")
-    err = await fails(
+    err = await expect_fs_error(
         fs.write_text(await fs.resolve("s.txt"), "bad \udc80"),
         FsErrorCode.FS_NOT_TEXT,
         'cannot write "/w/s.txt": invalid UTF-8 text',
@@ -535,7 +530,9 @@ async def test_edit_messages() -> None:
         ),
     ]  # fmt: skip
     for path, old, code, message in cases:
-        await fails(fs.edit_text(await fs.resolve(path), FsEditRequest(old, "y")), code, message)
+        await expect_fs_error(
+            fs.edit_text(await fs.resolve(path), FsEditRequest(old, "y")), code, message
+        )
     assert fs.get_bytes("a") == b"x x"
     out = await fs.edit_text(a, FsEditRequest("x", "y", replace_all=True))
     assert (out.before, out.after, out.replacements) == ("x x", "y y", 2)
@@ -544,7 +541,7 @@ async def test_edit_messages() -> None:
 async def test_stale_guard_fails_before_matching() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"a": "abc"})
     target = await fs.resolve("a")
-    await fails(
+    await expect_fs_error(
         fs.edit_text(target, FsEditRequest("not there", "y"), EditGuard("stale")),
         FsErrorCode.FS_STALE_VERSION,
         'cannot edit "/w/a": file changed since it was read',
@@ -560,7 +557,7 @@ async def test_edit_restores_crlf_and_bom() -> None:
 
 async def test_edit_with_unencodable_new_string_fails_not_text() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"a": "abc"})
-    await fails(
+    await expect_fs_error(
         fs.edit_text(await fs.resolve("a"), FsEditRequest("b", "\ud800")),
         FsErrorCode.FS_NOT_TEXT,
         'cannot edit "/w/a": invalid UTF-8 text',
