@@ -19,6 +19,7 @@ from dsh_fs import (
     ReplaceIfVersion,
 )
 from dsh_fs.testing import Scratch
+from dsh_fs.testing._expect import expect_fs_error
 from dsh_fs_local import NEW_FILE_MODE, UMASK
 
 pytestmark = pytest.mark.anyio
@@ -207,11 +208,10 @@ def test_a_fifo_is_refused_within_a_second_without_being_opened(
 async def test_writing_below_a_regular_file_fails_not_found(scratch: Scratch) -> None:
     target = await scratch.fs.resolve("p/new.txt")
     scratch.put("p", b"file")
-    with pytest.raises(FsError) as caught:
-        await scratch.fs.write_text(target, "x")
-    assert (str(caught.value), caught.value.code) == (
-        f'cannot write "{at(scratch, "p/new.txt")}": a parent path segment is not a directory',
+    await expect_fs_error(
+        scratch.fs.write_text(target, "x"),
         FsErrorCode.FS_NOT_FOUND,
+        f'cannot write "{at(scratch, "p/new.txt")}": a parent path segment is not a directory',
     )
     assert scratch.get("p") == b"file"
 
@@ -219,21 +219,19 @@ async def test_writing_below_a_regular_file_fails_not_found(scratch: Scratch) ->
 async def test_reading_below_a_regular_file_is_not_found(scratch: Scratch) -> None:
     target = await scratch.fs.resolve("p/f.txt")
     scratch.put("p", b"file")
-    with pytest.raises(FsError) as caught:
-        await scratch.fs.read_text(target)
-    assert (str(caught.value), caught.value.code) == (
-        f'cannot read "{at(scratch, "p/f.txt")}": not found',
+    await expect_fs_error(
+        scratch.fs.read_text(target),
         FsErrorCode.FS_NOT_FOUND,
+        f'cannot read "{at(scratch, "p/f.txt")}": not found',
     )
 
 
 async def test_writing_onto_a_directory_fails_and_leaves_nothing_behind(scratch: Scratch) -> None:
     scratch.mkdir("d/inner")
-    with pytest.raises(FsError) as caught:
-        await scratch.fs.write_text(await scratch.fs.resolve("d/inner"), "x")
-    assert (str(caught.value), caught.value.code) == (
-        f'cannot write "{at(scratch, "d/inner")}": not a regular file',
+    await expect_fs_error(
+        scratch.fs.write_text(await scratch.fs.resolve("d/inner"), "x"),
         FsErrorCode.FS_NOT_REGULAR_FILE,
+        f'cannot write "{at(scratch, "d/inner")}": not a regular file',
     )
     assert scratch.names("d") == ["inner"]
 
@@ -269,11 +267,10 @@ async def test_a_failing_fsync_removes_the_temporary_and_keeps_the_target(
         raise OSError(5, os.strerror(5))
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
-    with pytest.raises(FsError) as caught:
-        await scratch.fs.write_text(target, "new\n")
-    assert (str(caught.value), caught.value.code) == (
-        f'cannot write "{at(scratch, "f.txt")}": Input/output error',
+    await expect_fs_error(
+        scratch.fs.write_text(target, "new\n"),
         FsErrorCode.FS_IO_ERROR,
+        f'cannot write "{at(scratch, "f.txt")}": Input/output error',
     )
     assert scratch.names() == ["f.txt"]
     assert scratch.get("f.txt") == b"old\n"
@@ -365,11 +362,10 @@ async def test_symlink_loop_as_a_write_target_is_an_io_error(scratch: Scratch) -
 
 async def test_content_that_is_not_encodable_fails_not_text(scratch: Scratch) -> None:
     target = await scratch.fs.resolve("f.txt")
-    with pytest.raises(FsError) as caught:
-        await scratch.fs.write_text(target, "lone \ud800 surrogate")
-    assert (str(caught.value), caught.value.code) == (
-        f'cannot write "{at(scratch, "f.txt")}": invalid UTF-8 text',
+    await expect_fs_error(
+        scratch.fs.write_text(target, "lone \ud800 surrogate"),
         FsErrorCode.FS_NOT_TEXT,
+        f'cannot write "{at(scratch, "f.txt")}": invalid UTF-8 text',
     )
     assert scratch.names() == []
 

@@ -9,6 +9,7 @@ import anyio
 import pytest
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.testing import Scratch
+from dsh_fs.testing._expect import expect_fs_error
 from dsh_fs_local import LocalFileSystem
 
 pytestmark = pytest.mark.anyio
@@ -79,22 +80,20 @@ async def test_symlink_loop_fails_resolve_with_an_io_error_naming_the_path(
 ) -> None:
     scratch.symlink("loop-a", "loop-b")
     scratch.symlink("loop-b", "loop-a")
-    with pytest.raises(FsError) as caught:
-        await scratch.fs.resolve("loop-a/f.txt")
-    assert caught.value.code == FsErrorCode.FS_IO_ERROR
-    assert str(caught.value) == (
-        f'cannot resolve "{at(scratch, "loop-a/f.txt")}": Too many levels of symbolic links'
+    await expect_fs_error(
+        scratch.fs.resolve("loop-a/f.txt"),
+        FsErrorCode.FS_IO_ERROR,
+        f'cannot resolve "{at(scratch, "loop-a/f.txt")}": Too many levels of symbolic links',
     )
 
 
 async def test_path_below_a_regular_file_fails_resolve(scratch: Scratch) -> None:
     scratch.put("file.txt", b"x")
-    with pytest.raises(FsError) as caught:
-        await scratch.fs.resolve("file.txt/child/deeper")
-    assert caught.value.code == FsErrorCode.FS_NOT_FOUND
-    assert str(caught.value) == (
+    await expect_fs_error(
+        scratch.fs.resolve("file.txt/child/deeper"),
+        FsErrorCode.FS_NOT_FOUND,
         f'cannot resolve "{at(scratch, "file.txt/child/deeper")}": '
-        "a parent path segment is not a directory"
+        "a parent path segment is not a directory",
     )
 
 
@@ -177,11 +176,10 @@ async def test_listing_with_stat_reports_the_versions_stat_reports(scratch: Scra
 async def test_listing_a_path_below_a_file_is_not_found(scratch: Scratch) -> None:
     target = await scratch.fs.resolve("p/d")
     scratch.put("p", b"file")
-    with pytest.raises(FsError) as caught:
-        await scratch.fs.list_dir(target)
-    assert (str(caught.value), caught.value.code) == (
-        f'cannot list "{at(scratch, "p/d")}": not found',
+    await expect_fs_error(
+        scratch.fs.list_dir(target),
         FsErrorCode.FS_NOT_FOUND,
+        f'cannot list "{at(scratch, "p/d")}": not found',
     )
 
 
@@ -204,11 +202,10 @@ async def test_a_path_no_file_can_have_fails_resolve_and_lstat(
     scratch: Scratch, path: str, why: str
 ) -> None:
     for call in (scratch.fs.resolve(path), scratch.fs.lstat(path)):
-        with pytest.raises(FsError) as caught:
-            await call
-        assert (str(caught.value), caught.value.code) == (
-            f'cannot resolve "{at(scratch, path)}": {why}',
+        await expect_fs_error(
+            call,
             FsErrorCode.FS_NOT_FOUND,
+            f'cannot resolve "{at(scratch, path)}": {why}',
         )
 
 
