@@ -15,7 +15,7 @@ from dsh_fs import (
     FsTarget,
     ReplaceIfVersion,
 )
-from dsh_fs.testing._expect import expect_fs_error
+from dsh_fs.testing._expect import expect_fs_error, read_via
 from dsh_fs_memory import STREAM_CHUNK_BYTES, MemoryFileSystem
 from dsh_fs_memory._memory import RESOLVED_CACHE_SIZE
 
@@ -285,7 +285,7 @@ async def test_read_errors_have_exact_messages() -> None:
     for path, code, message in cases:
         target = await fs.resolve(path)
         await expect_fs_error(fs.read_text(target), code, message)
-        await expect_fs_error(_drain(fs, target), code, message)
+        await expect_fs_error(read_via(fs, target, "stream_text"), code, message)
 
 
 async def test_invalid_utf8_error_chains_the_decode_error() -> None:
@@ -304,10 +304,6 @@ async def test_nul_after_the_sniff_window_is_not_binary_for_reads() -> None:
     assert await fs.read_text(await fs.resolve("late")) == data.decode()
 
 
-async def _drain(fs: MemoryFileSystem, target: FsTarget) -> str:
-    return "".join([chunk async for chunk in fs.stream_text(target)])
-
-
 async def test_stream_equals_read_across_chunk_boundaries() -> None:
     text = "é" * (STREAM_CHUNK_BYTES // 2) + "x" + "€𝄞" * 40_000
     fs = MemoryFileSystem(cwd="/w", files={"big.txt": "\ufeff" + text})
@@ -321,13 +317,13 @@ async def test_stream_equals_read_across_chunk_boundaries() -> None:
 
 async def test_stream_of_empty_file_yields_nothing() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"e": ""})
-    assert await _drain(fs, await fs.resolve("e")) == ""
+    assert await read_via(fs, await fs.resolve("e"), "stream_text") == ""
 
 
 async def test_stream_reports_invalid_utf8_after_earlier_chunks() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"tail": b"a" * (STREAM_CHUNK_BYTES * 2) + b"\xff"})
     await expect_fs_error(
-        _drain(fs, await fs.resolve("tail")),
+        read_via(fs, await fs.resolve("tail"), "stream_text"),
         FsErrorCode.FS_NOT_TEXT,
         'cannot read "/w/tail": invalid UTF-8 text',
     )

@@ -9,8 +9,9 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 import pytest
-from dsh_fs import FileSystem, FsEditRequest, FsError, FsTarget, load_backend
+from dsh_fs import FileSystem, FsEditRequest, FsError, load_backend
 from dsh_fs.testing import Scratch
+from dsh_fs.testing._expect import read_via
 from dsh_fs_memory import MemoryFileSystem, MemoryScratch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -209,7 +210,7 @@ def test_every_primitive_fails_only_with_fs_error(path: str) -> None:
             lambda: fs.stat(target),
             lambda: fs.lstat(path),
             lambda: fs.read_text(target),
-            lambda: _drain(fs, target),
+            lambda: read_via(fs, target, "stream_text"),
             lambda: fs.list_dir(target, stat=True),
             lambda: fs.edit_text(target, FsEditRequest("t", "T")),
             lambda: fs.write_text(target, "new"),
@@ -220,7 +221,3 @@ def test_every_primitive_fails_only_with_fs_error(path: str) -> None:
         assert fs._locks == {}
 
     anyio.run(exercise)
-
-
-async def _drain(fs: MemoryFileSystem, target: FsTarget) -> str:
-    return "".join([chunk async for chunk in fs.stream_text(target)])
