@@ -746,7 +746,7 @@ def _peak_read(path: str, warm: str) -> None:
             "before_kb": before,
             "seconds": seconds,
             "error": r.text if r.is_error else "",
-            "total_lines": None if r.is_error else r.value["totalLines"],
+            "total_lines": None if r.value is None else r.value["totalLines"],
         }
 
     print(json.dumps(anyio.run(main)))
