@@ -33,7 +33,7 @@ from dsh_fs import (
     FsWriteOutcome,
     WriteIntent,
 )
-from dsh_fs.preconditions import check_edit, check_write
+from dsh_fs.preconditions import check_edit, check_write, not_regular
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import (
     apply_edit,
@@ -488,9 +488,7 @@ class MemoryFileSystem(FileSystem):
         if node is None:
             raise FsError.cannot("read", target.display_path, "not found", FsErrorCode.FS_NOT_FOUND)
         if type(node) is not _File:
-            raise FsError.cannot(
-                "read", target.display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE
-            )
+            raise not_regular("read", target.display_path)
         return node.data
 
     async def read_text(self, target: FsTarget) -> str:
