@@ -22,6 +22,8 @@ def test_error_codes_are_exactly_the_documented_set() -> None:
         "FS_AMBIGUOUS_EDIT",
         "FS_EDIT_NOT_FOUND",
         "FS_ABORTED",
+        "FS_OUTSIDE_WORKSPACE",
+        "FS_READ_ONLY",
     ]
     assert all(code == code.name for code in FsErrorCode)
 
