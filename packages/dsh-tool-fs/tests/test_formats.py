@@ -15,7 +15,7 @@ from dsh_tool_fs import (
     to_tools,
     tools_document,
 )
-from dsh_tool_fs.definitions import build_definitions, build_prompt_sections
+from dsh_tool_fs.tools import build_definitions, build_prompt_sections
 
 DEFS = build_definitions(ToolFsConfig())
 

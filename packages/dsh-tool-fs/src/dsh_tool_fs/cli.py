@@ -42,6 +42,7 @@ from .config import ToolFsConfig
 from .formats import FORMATS, tools_document
 from .host import Session, ToolFs, ToolResult
 from .names import escape_surrogates
+from .tools import TOOL_NAMES
 
 logger = logging.getLogger("dsh_tool_fs.cli")
 
@@ -256,7 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_CALL_EPILOG,
         formatter_class=fmt,
     )
-    call.add_argument("tool", metavar="TOOL", help="tool name: list, read, write or edit")
+    call.add_argument(
+        "tool", metavar="TOOL", help=f"tool name: {', '.join(TOOL_NAMES[:-1])} or {TOOL_NAMES[-1]}"
+    )
     call.add_argument(
         "args",
         metavar="ARGS",
