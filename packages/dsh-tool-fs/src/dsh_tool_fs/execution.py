@@ -3,7 +3,8 @@
 A body calls the seam primitives itself (SPEC 5.5 lists exactly which), but
 goes through :class:`Execution` for what is the same in every tool: naming
 the primitive it is about to start (the ``<verb>`` of ``<verb> aborted``),
-asking the intent hooks and emitting ``fs_observed``.
+stopping when the call's cancel event is set, asking the intent hooks and
+emitting ``fs_observed``.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from dsh_fs import (
     CreateIfAbsent,
     EditGuard,
     FileSystem,
+    FsError,
+    FsErrorCode,
     FsTarget,
     ReplaceIfVersion,
     WriteIntent,
@@ -64,12 +68,21 @@ class Execution:
     """Passed to every hook as ``actor``."""
     cwd: str | None
     """Relative paths resolve against it (the session's workspace), else the backend default."""
+    cancel: anyio.Event | None = None
     verb: str = "resolve"
     """The primitive the call is in or about to start: the verb of ``<verb> aborted``."""
 
     def step(self, verb: str) -> None:
-        """Enter primitive ``verb``: it names the verb of ``<verb> aborted``."""
+        """Enter primitive ``verb``; when the cancel event is already set, abort instead.
+
+        The host also cancels a primitive in flight when the event is set,
+        but an event set while nothing awaited — by an intent hook, say — is
+        only seen here: checking before every primitive means no primitive
+        starts after the event, so the file stays as it was.
+        """
         self.verb = verb
+        if self.cancel is not None and self.cancel.is_set():
+            raise FsError(f"{verb} aborted", FsErrorCode.FS_ABORTED)
 
     async def resolve(self, path: str) -> FsTarget:
         """The backend's ``resolve`` of ``path`` against the call's cwd."""

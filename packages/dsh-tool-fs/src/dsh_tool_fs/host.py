@@ -192,8 +192,9 @@ class ToolFs:
     ) -> ToolResult:
         """Run tool ``name`` with decoded-JSON ``args``; never raises for a tool failure.
 
-        When ``cancel`` is set the call stops at its next await, files stay as
-        they were, and the result is ``FS_ABORTED`` ``<verb> aborted``. Cancelling the
+        When ``cancel`` is set the call stops at its next await (or before its
+        next primitive, whichever comes first), files stay as they were, and
+        the result is ``FS_ABORTED`` ``<verb> aborted``. Cancelling the
         caller's own scope propagates as usual.
         """
         tool = self._tools.get(name)
@@ -210,11 +211,10 @@ class ToolFs:
             config=self.config,
             actor=ToolCall(session, name),
             cwd=getattr(session, "cwd", None),
+            cancel=cancel,
         )
         if cancel is None:
             return await _run(spec, parsed, execution)
-        if cancel.is_set():
-            return _failure(FsError("resolve aborted", FsErrorCode.FS_ABORTED), execution)
         outcome: ToolResult | None = None
         async with anyio.create_task_group() as tg:
 

@@ -54,6 +54,7 @@ async def run_edit(ex: Execution, args: EditArgs) -> Edited:
     target = await ex.resolve(args.file_path)
     ex.step("edit")
     guard = await ex.edit_guard(target)
+    ex.step("edit")  # an event set while the guard was decided aborts the edit
     request = FsEditRequest(args.old_string, args.new_string, args.replace_all)
     outcome = await ex.fs.edit_text(target, request, guard)
     ex.observed(target, outcome.version)

@@ -38,6 +38,7 @@ async def run_write(ex: Execution, args: WriteArgs) -> Written:
     target = await ex.resolve(args.file_path)
     ex.step("write")
     intent = await ex.write_intent(target)
+    ex.step("write")  # an event set while the intent was decided aborts the write
     outcome = await ex.fs.write_text(target, args.content, intent)
     ex.observed(target, outcome.version)
     return Written(target.display_path, outcome)
