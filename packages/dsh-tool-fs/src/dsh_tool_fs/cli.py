@@ -115,10 +115,13 @@ _TOOLS_EPILOG = """\
 Prints one JSON object: {"tools": [...], "instructions": "..."}.
 "instructions" is the tool guidance (the prompt sections joined by a blank
 line), ready for a system prompt. Tool items depend on --format:
-  raw        name, description, parameters (JSON Schema), concurrency_safe
-  openai     {"type": "function", "function": {name, description, parameters}}
-  anthropic  name, description, input_schema
-  mcp        name, description, inputSchema
+  raw               name, description, parameters (JSON Schema), concurrency_safe
+  openai            OpenAI Chat Completions:
+                    {"type": "function", "function": {name, description, parameters}}
+  openai-responses  OpenAI Responses API:
+                    {"type": "function", name, description, parameters, "strict": false}
+  anthropic         name, description, input_schema
+  mcp               name, title, description, inputSchema, annotations
 
 example:
   dsh-fs tools --format anthropic > tools.json
