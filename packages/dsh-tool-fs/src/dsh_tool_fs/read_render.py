@@ -57,6 +57,8 @@ class ReadWindow:
 
 
 _SKIP, _WINDOW, _COUNT = "skip", "window", "count"
+_SKIP_BLOCK = 1 << 16
+"""Characters counted at a time before the window (see :meth:`WindowBuilder._skip`)."""
 
 
 class WindowBuilder:
@@ -172,41 +174,65 @@ class WindowBuilder:
         )
 
     def _skip(self, chunk: str) -> int:
-        """Count the newlines before line ``offset``; the position where it starts, if here."""
-        need = self._offset - 1 - self._completed
-        seen = chunk.count("\n")
-        if seen < need:
+        """Count the newlines before line ``offset``; the position where it starts, if here.
+
+        Counting goes block by block, so the block holding the start of the
+        window is the only part scanned twice (once to count, once to locate).
+        """
+        need = self._offset - 1 - self._completed  # newlines still to pass, >= 1
+        size = len(chunk)
+        start = 0
+        while start < size:
+            stop = min(size, start + _SKIP_BLOCK)
+            seen = chunk.count("\n", start, stop)
+            if seen >= need:
+                self._completed += need
+                self._phase = _WINDOW
+                return nth_newline(chunk, need, start, stop) + 1
+            need -= seen
             self._completed += seen
-            return len(chunk)
-        self._completed += need
-        self._phase = _WINDOW
-        return nth_newline(chunk, need, 0, len(chunk)) + 1
+            start = stop
+        return size
 
     def _window(self, chunk: str, pos: int) -> int:
         """Take lines from ``chunk[pos:]`` until the window is done or the chunk ends.
 
-        Returns where the count phase goes on, or the end of the chunk.
+        Returns where the count phase goes on, or the end of the chunk. A line
+        that lies inside the chunk is cut out directly; one that started in an
+        earlier chunk, or goes on into the next, is collected in the bounded
+        head. Either way :meth:`_select` decides.
         """
         size = len(chunk)
         keep = self._max_line_length + 1
         while pos < size:
             newline = chunk.find("\n", pos)
-            stop = size if newline < 0 else newline
-            if not self._more:
-                room = keep - len(self._head)
-                if stop - pos > room:
-                    self._head += chunk[pos : pos + room]
-                    self._more = True
-                else:
-                    self._head += chunk[pos:stop]
             if newline < 0:
+                self._extend(chunk, pos, size)  # the line goes on in the next chunk
                 return size
+            if self._head:  # the line started in an earlier chunk
+                self._extend(chunk, pos, newline)
+                head, more = self._head, self._more
+                self._head, self._more = "", False
+            else:
+                more = newline - pos > keep
+                head = chunk[pos : pos + keep] if more else chunk[pos:newline]
             self._completed += 1
-            self._end_line(self._completed)
             pos = newline + 1
-            if self._phase == _COUNT:
+            if not self._select(self._completed, head, more):
+                self._phase = _COUNT
                 return pos
         return size
+
+    def _extend(self, chunk: str, start: int, stop: int) -> None:
+        """Add ``chunk[start:stop]`` to the head, keeping at most ``max_line_length + 1``."""
+        if self._more:
+            return
+        room = self._max_line_length + 1 - len(self._head)
+        if stop - start > room:
+            self._head += chunk[start : start + room]
+            self._more = True
+        else:
+            self._head += chunk[start:stop]
 
     def _end_line(self, number: int) -> None:
         """Line ``number`` has ended: select it, or end the window."""
