@@ -82,15 +82,16 @@ def test_tools_prints_the_four_raw_definitions_and_the_instructions(
 
 
 @pytest.mark.parametrize(
-    ("fmt", "keys"),
+    ("fmt", "keys", "schema_key"),
     [
-        ("openai", ["type", "function"]),
-        ("anthropic", ["name", "description", "input_schema"]),
-        ("mcp", ["name", "description", "inputSchema"]),
+        ("openai", ["type", "function"], "parameters"),
+        ("openai-responses", ["type", "name", "description", "parameters", "strict"], "parameters"),
+        ("anthropic", ["name", "description", "input_schema"], "input_schema"),
+        ("mcp", ["name", "title", "description", "inputSchema", "annotations"], "inputSchema"),
     ],
 )
 def test_tools_in_each_wire_format_carries_the_same_schemas(
-    raw_tools: dict[str, Any], fmt: str, keys: list[str]
+    raw_tools: dict[str, Any], fmt: str, keys: list[str], schema_key: str
 ) -> None:
     raw = raw_tools["tools"]
     proc = dsh_fs("tools", "--format", fmt)
@@ -101,15 +102,44 @@ def test_tools_in_each_wire_format_carries_the_same_schemas(
     if fmt == "openai":
         assert all(tool["type"] == "function" for tool in tools)
         flat = [tool["function"] for tool in tools]
-        schemas = [f["parameters"] for f in flat]
         assert [list(f) for f in flat] == [["name", "description", "parameters"]] * 4
     else:
         flat = tools
-        schemas = [tool[keys[2]] for tool in tools]
+    schemas = [f[schema_key] for f in flat]
     assert [f["name"] for f in flat] == TOOL_NAMES
     assert [f["description"] for f in flat] == [tool["description"] for tool in raw]
     assert schemas == [tool["parameters"] for tool in raw]
     assert document["instructions"].startswith(LIST_SECTION)
+    if fmt == "openai-responses":
+        assert all(tool["type"] == "function" and tool["strict"] is False for tool in tools)
+
+
+def test_tools_format_mcp_prints_titles_and_annotations() -> None:
+    proc = dsh_fs("tools", "--format", "mcp")
+    assert proc.returncode == 0, proc.stderr
+    tools = json.loads(out(proc))["tools"]
+    assert [(tool["title"], tool["annotations"]) for tool in tools] == [
+        ("List directory", {"readOnlyHint": True, "openWorldHint": False}),
+        ("Read file", {"readOnlyHint": True, "openWorldHint": False}),
+        (
+            "Write file",
+            {
+                "readOnlyHint": False,
+                "destructiveHint": True,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+        ),
+        (
+            "Edit file",
+            {
+                "readOnlyHint": False,
+                "destructiveHint": True,
+                "idempotentHint": False,
+                "openWorldHint": False,
+            },
+        ),
+    ]
 
 
 # -- call -------------------------------------------------------------------------------------

@@ -75,6 +75,28 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
             for tool, definition in zip(listed.tools, stack.definitions, strict=True):
                 assert tool.description == definition.description
                 assert tool.input_schema == definition.parameters
+            assert [tool.title for tool in listed.tools] == [
+                "List directory",
+                "Read file",
+                "Write file",
+                "Edit file",
+            ]
+            assert [tool.annotations for tool in listed.tools] == [
+                types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+                types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+                types.ToolAnnotations(
+                    read_only_hint=False,
+                    destructive_hint=True,
+                    idempotent_hint=True,
+                    open_world_hint=False,
+                ),
+                types.ToolAnnotations(
+                    read_only_hint=False,
+                    destructive_hint=True,
+                    idempotent_hint=False,
+                    open_world_hint=False,
+                ),
+            ]
 
             read_result = await client.call_tool("read", {"file_path": "a.txt"})
             assert read_result.is_error is False

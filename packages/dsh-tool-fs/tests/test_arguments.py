@@ -7,18 +7,18 @@ from typing import Any
 
 import pytest
 from dsh_tool_fs import ToolFsConfig
-from dsh_tool_fs.arguments import (
-    EditArgs,
-    ListArgs,
-    ReadArgs,
-    ToolArgumentError,
-    WriteArgs,
-    validate_arguments,
-)
+from dsh_tool_fs.arguments import ToolArgumentError
+from dsh_tool_fs.tools import TOOLS, EditArgs, ListArgs, ReadArgs, WriteArgs
 from hypothesis import given
 from hypothesis import strategies as st
 
 CONFIG = ToolFsConfig()
+SPECS = {spec.name: spec for spec in TOOLS}
+
+
+def validate_arguments(tool: str, args: Any, config: ToolFsConfig) -> object:
+    """What the host does with a call's arguments: the tool's one validator."""
+    return SPECS[tool].argument_schema(config).validate(args)
 
 
 def message(tool: str, args: Any, config: ToolFsConfig = CONFIG) -> str:

@@ -6,7 +6,7 @@ import json
 import re
 
 from dsh_tool_fs import ToolFsConfig
-from dsh_tool_fs.definitions import build_definitions, build_prompt_sections
+from dsh_tool_fs.tools import build_definitions, build_prompt_sections
 
 DEFS = {d.name: d for d in build_definitions(ToolFsConfig())}
 

@@ -782,6 +782,62 @@ async def test_a_set_cancel_event_aborts_the_primitive_in_flight(
     assert fs.inner.get_bytes("/w/a.txt") == b"alpha\nbeta\ngamma\n"
 
 
+class CancelWhileDeciding:
+    """A plugin whose intent hooks set the call's cancel event while they answer."""
+
+    def __init__(self, cancel: anyio.Event) -> None:
+        self.cancel = cancel
+
+    @hookimpl
+    def fs_write_intent(self, target: FsTarget, actor: Any) -> None:
+        self.cancel.set()
+
+    @hookimpl
+    def fs_edit_intent(self, target: FsTarget, actor: Any) -> None:
+        self.cancel.set()
+
+
+class CancelWhileDecidingAsync:
+    """The same with awaitable answers that set the event and then answer at once."""
+
+    def __init__(self, cancel: anyio.Event) -> None:
+        self.cancel = cancel
+
+    async def _decide(self) -> None:
+        self.cancel.set()
+
+    @hookimpl
+    def fs_write_intent(self, target: FsTarget, actor: Any) -> Awaitable[None]:
+        return self._decide()
+
+    @hookimpl
+    def fs_edit_intent(self, target: FsTarget, actor: Any) -> Awaitable[None]:
+        return self._decide()
+
+
+MUTATIONS = [
+    ("write", {"file_path": "a.txt", "content": "x"}),
+    ("edit", {"file_path": "a.txt", "old_string": "beta", "new_string": "B"}),
+]
+
+
+@pytest.mark.parametrize("plugin", [CancelWhileDeciding, CancelWhileDecidingAsync])
+@pytest.mark.parametrize(("name", "args"), MUTATIONS)
+async def test_a_cancel_event_set_while_the_intent_is_asked_aborts_the_mutation(
+    plugin: Callable[[anyio.Event], object], name: str, args: dict[str, Any]
+) -> None:
+    cancel = anyio.Event()
+    fs = RecordingFs(MemoryFileSystem(cwd="/w", files=TREE))
+    log = HookLog()
+    tool = ToolFs(fs, plugins=[plugin(cancel), log])
+    result = await tool.execute(name, args, cancel=cancel)
+    assert result.text == f"Error: {name} aborted"
+    assert result.error == ToolError(f"{name} aborted", "FsError", "FS_ABORTED")
+    assert fs.calls == ["resolve"]  # the mutation primitive never started
+    assert fs.inner.get_bytes("/w/a.txt") == b"alpha\nbeta\ngamma\n"
+    assert "observed" not in log.names()
+
+
 async def test_a_cancel_event_aborts_a_streamed_read() -> None:
     tool, fs, _ = make(policy=False, unknown_size=True)
     entered = fs.gate("stream_text")

@@ -12,7 +12,6 @@ from unittest.mock import patch
 import pytest
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs import text as dsh_text
-from dsh_tool_fs import read_render
 from dsh_tool_fs.read_render import (
     ReadWindow,
     WindowBuilder,
@@ -226,16 +225,9 @@ long_lines = st.lists(
 
 
 @contextmanager
-def internal_spans(
-    skip_block: int, find_span: int, first_span: int, max_span: int
-) -> Iterator[None]:
-    """The builder's internal block and span sizes set to the given ones."""
-    with (
-        patch.object(read_render, "_SKIP_BLOCK", skip_block),
-        patch.object(dsh_text, "_FIND_SPAN", find_span),
-        patch.object(read_render, "_FIRST_SPAN", first_span),
-        patch.object(read_render, "_MAX_SPAN", max_span),
-    ):
+def find_span(span: int) -> Iterator[None]:
+    """``nth_newline`` (which finds the start of the window) bisecting down to ``span``."""
+    with patch.object(dsh_text, "_FIND_SPAN", span):
         yield
 
 
@@ -266,14 +258,8 @@ def test_window_builder_matches_the_reference_for_any_chunking(
         "max_bytes": max_bytes,
     }
     expected = reference_window(text, **params)
-    # Small internal spans push short texts through every path of the builder:
-    # bisection to the offset, span growth, lines longer than the span.
-    spans = data.draw(
-        st.sampled_from(
-            [(1 << 16, 1024, 4096, 1 << 16), (1, 1, 1, 2), (5, 4, 3, 16), (64, 16, 8, 8)]
-        )
-    )
-    with internal_spans(*spans):
+    # A small span pushes short texts through the bisection to the offset.
+    with find_span(data.draw(st.sampled_from([1024, 1, 4, 16]))):
         assert feed_in_chunks(text, cuts, **params) == expected
         assert build_window(text, **params) == expected
 
@@ -304,8 +290,7 @@ def test_long_profile_window_builder_matches_the_reference(
         "max_line_length": max_line_length,
         "max_bytes": max_bytes,
     }
-    spans = data.draw(st.sampled_from([(1 << 16, 1024, 4096, 1 << 16), (7, 5, 3, 64)]))
-    with internal_spans(*spans):
+    with find_span(data.draw(st.sampled_from([1024, 5]))):
         got = feed_in_chunks(text, cuts, **params)
     assert got == reference_window(text, **params)
 

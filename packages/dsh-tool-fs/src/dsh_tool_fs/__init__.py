@@ -6,35 +6,51 @@
     toolfs = ToolFs.from_entry_points(backend="local", plugins=("policy",))
     session = Session(cwd="/abs/workspace")
     result = await toolfs.execute("read", {"file_path": "a.txt"}, session=session)
+
+Each tool is one :class:`ToolSpec` (:mod:`dsh_tool_fs.tools`): its schema,
+validation, description, guidance, MCP metadata, body and renderer.
 """
 
-from .arguments import ToolArgumentError
+from .arguments import Argument, ArgumentCheck, Setting, ToolArgumentError
 from .config import ToolFsConfig
-from .definitions import PromptSection, ToolDefinition
+from .definitions import PromptSection, ToolAnnotations, ToolDefinition
+from .execution import Execution
 from .formats import (
     instructions,
     to_anthropic_tools,
     to_mcp_tools,
+    to_openai_responses_tools,
     to_openai_tools,
     to_raw_tools,
     to_tools,
     tools_document,
 )
 from .host import Session, ToolCall, ToolError, ToolFs, ToolResult
+from .spec import ToolOutput, ToolSpec
+from .tools import TOOLS
 
 __all__ = [
+    "TOOLS",
+    "Argument",
+    "ArgumentCheck",
+    "Execution",
     "PromptSection",
     "Session",
+    "Setting",
+    "ToolAnnotations",
     "ToolArgumentError",
     "ToolCall",
     "ToolDefinition",
     "ToolError",
     "ToolFs",
     "ToolFsConfig",
+    "ToolOutput",
     "ToolResult",
+    "ToolSpec",
     "instructions",
     "to_anthropic_tools",
     "to_mcp_tools",
+    "to_openai_responses_tools",
     "to_openai_tools",
     "to_raw_tools",
     "to_tools",

@@ -1,22 +1,46 @@
-"""Argument validation: decoded JSON in, typed arguments or one exact message out.
+"""Tool arguments: declared once, as a typed record, and turned into schema and validator.
 
-Two stages, before any filesystem call (SPEC 5.4). Shape and types first:
-not an object, the first unknown key (in the arguments' order), the first
-missing required key and the first wrong type (both in parameter order).
-Then the value rules. The messages are ours, never a library's, because the
-model reads them.
+A tool's arguments are a frozen dataclass whose fields are annotated with an
+:class:`Argument`::
+
+    @dataclass(frozen=True, slots=True)
+    class ReadArgs:
+        file_path: Annotated[str, Argument("File to read.", not_blank=True)]
+        offset: Annotated[int, Argument("First line.", default=1, minimum=1)]
+
+From that one declaration :class:`ArgumentSchema` derives, for one
+:class:`~dsh_tool_fs.ToolFsConfig`, both the JSON Schema the model sees and
+the validation of SPEC 5.4 (shape and types first, then the value rules),
+which builds the record. The messages are ours, never a library's, because
+the model reads them; each rule is written once, here.
 """
 
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from dataclasses import dataclass, fields
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 from .config import ToolFsConfig
 
+__all__ = [
+    "Argument",
+    "ArgumentCheck",
+    "ArgumentSchema",
+    "Kind",
+    "Parameter",
+    "Setting",
+    "ToolArgumentError",
+]
+
 Kind: TypeAlias = Literal["string", "integer", "boolean"]
+"""The JSON type of a parameter."""
+
+A = TypeVar("A")
+
+_KINDS: dict[object, Kind] = {str: "string", int: "integer", bool: "boolean"}
 
 
 class ToolArgumentError(ValueError):
@@ -32,278 +56,209 @@ class ToolArgumentError(ValueError):
         return self.message
 
 
-# The typed arguments are plain slotted records, like the host's other per-call
-# objects: a frozen dataclass pays an ``object.__setattr__`` per field on every
-# construction, and nothing changes them once built.
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A limit taken from the config when the schema is built: ``Setting("read_limit")``."""
+
+    key: str
+
+    def of(self, config: ToolFsConfig) -> int:
+        value: int = getattr(config, self.key)
+        return value
 
 
-@dataclass(slots=True)
-class ListArgs:
-    path: str = "."
-    offset: int = 1
+class _Required:
+    """The marker of an argument without a default."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
 
 
-@dataclass(slots=True)
-class ReadArgs:
-    file_path: str
-    offset: int
-    limit: int
+REQUIRED: Any = _Required()
 
 
-@dataclass(slots=True)
-class WriteArgs:
-    file_path: str
-    content: str
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """How one field of an arguments record is shown to the model and checked.
 
-
-@dataclass(slots=True)
-class EditArgs:
-    file_path: str
-    old_string: str
-    new_string: str
-    replace_all: bool = False
-
-
-ToolArgs: TypeAlias = ListArgs | ReadArgs | WriteArgs | EditArgs
-
-# (name, kind, required) in the parameter order of SPEC 5.3.
-PARAMETERS: dict[str, tuple[tuple[str, Kind, bool], ...]] = {
-    "list": (("path", "string", False), ("offset", "integer", False)),
-    "read": (
-        ("file_path", "string", True),
-        ("offset", "integer", False),
-        ("limit", "integer", False),
-    ),
-    "write": (("file_path", "string", True), ("content", "string", True)),
-    "edit": (
-        ("file_path", "string", True),
-        ("old_string", "string", True),
-        ("new_string", "string", True),
-        ("replace_all", "boolean", False),
-    ),
-}
-
-
-def _typed(kind: Kind, value: Any) -> tuple[bool, Any]:
-    """``(True, converted)`` when ``value`` is a JSON value of ``kind``."""
-    if kind == "string":
-        return isinstance(value, str), value
-    if kind == "boolean":
-        return isinstance(value, bool), value
-    if isinstance(value, bool):
-        return False, value
-    if isinstance(value, int):
-        return True, value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return True, int(value)
-    return False, value
-
-
-# Per tool, computed once: the names it accepts and the names it requires.
-_KNOWN: dict[str, frozenset[str]] = {
-    tool: frozenset(name for name, _, _ in parameters) for tool, parameters in PARAMETERS.items()
-}
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    tool: tuple(name for name, _, required in parameters if required)
-    for tool, parameters in PARAMETERS.items()
-}
-
-
-def check_shape(tool: str, args: Any) -> dict[str, Any]:
-    """Stage one: the object, its keys and their JSON types. Returns the present values.
-
-    ``null`` for an optional key counts as absent; ``null`` for a required
-    key is a wrong type.
+    ``description`` is a :meth:`str.format` template over the config's fields
+    (``"at most {read_limit}"``). Without a ``default`` the argument is
+    required. ``minimum`` and ``maximum`` bound an integer (a :class:`Setting`
+    reads the bound from the config) and appear in the schema; ``not_blank``
+    refuses an empty or whitespace-only string, ``not_empty`` an empty one.
+    ``schema_default=False`` keeps the default out of the schema when the
+    description states it better (``path`` defaults to ``"."``, which the
+    model knows as "the session workspace").
     """
-    if not isinstance(args, Mapping):
-        raise ToolArgumentError("arguments must be a JSON object")
-    known = _KNOWN[tool]
-    if not known.issuperset(args):
-        unknown = next(key for key in args if key not in known)
-        raise ToolArgumentError(f'unknown argument "{unknown}"')
-    for name in _REQUIRED[tool]:
-        if name not in args:
-            raise ToolArgumentError(f"{name} is required")
-    values: dict[str, Any] = {}
-    for name, kind, required in PARAMETERS[tool]:
-        if name not in args:
-            continue
-        value = args[name]
-        if value is None and not required:
-            continue
-        ok, converted = _typed(kind, value)
+
+    description: str
+    default: Any = REQUIRED
+    minimum: int | Setting | None = None
+    maximum: int | Setting | None = None
+    not_blank: bool = False
+    not_empty: bool = False
+    schema_default: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentCheck:
+    """A rule over several arguments of a built record, checked after the field rules."""
+
+    message: str
+    holds: Callable[[Any], bool]
+
+
+def _bound(value: int | Setting | None, config: ToolFsConfig) -> int | None:
+    return value.of(config) if isinstance(value, Setting) else value
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One argument resolved for a config: what the schema shows and the validator checks."""
+
+    name: str
+    kind: Kind
+    description: str
+    required: bool
+    default: Any
+    minimum: int | None
+    maximum: int | None
+    not_blank: bool
+    not_empty: bool
+    schema_default: bool
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": self.kind, "description": self.description}
+        if self.minimum is not None:
+            schema["minimum"] = self.minimum
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
+        if not self.required and self.schema_default:
+            schema["default"] = self.default
+        return schema
+
+    def typed(self, value: Any) -> Any:
+        """``value`` as this parameter's Python type; raises the wrong-type message.
+
+        A JSON boolean is never an integer; an integral float is one; NaN
+        and the infinities are not.
+        """
+        if self.kind == "string":
+            ok = isinstance(value, str)
+        elif self.kind == "boolean":
+            ok = isinstance(value, bool)
+        elif isinstance(value, bool):
+            ok = False
+        elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            return int(value)
+        else:
+            ok = isinstance(value, int)
         if not ok:
-            article = "an" if kind == "integer" else "a"
-            raise ToolArgumentError(f"{name} must be {article} {kind}")
-        values[name] = converted
-    return values
+            article = "an" if self.kind == "integer" else "a"
+            raise ToolArgumentError(f"{self.name} must be {article} {self.kind}")
+        return value
+
+    def check_value(self, value: Any) -> None:
+        """The value rules of a given (not defaulted) value, with their exact messages."""
+        if self.not_blank and not value.strip():
+            when = "" if self.required else " when given"
+            raise ToolArgumentError(f"{self.name} must be a non-empty string{when}")
+        if self.not_empty and value == "":
+            raise ToolArgumentError(f"{self.name} must be a non-empty string")
+        if self.minimum is not None and value < self.minimum:
+            if self.minimum == 1:
+                raise ToolArgumentError(f"{self.name} must be a positive integer")
+            raise ToolArgumentError(f"{self.name} must be greater than or equal to {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise ToolArgumentError(f"{self.name} must be less than or equal to {self.maximum}")
 
 
-def _non_blank(value: str) -> bool:
-    return bool(value.strip())
+class ArgumentSchema(Generic[A]):
+    """The parameters of one arguments record under one config: JSON Schema and validation."""
+
+    def __init__(
+        self,
+        record: type[A],
+        config: ToolFsConfig,
+        checks: tuple[ArgumentCheck, ...] = (),
+    ) -> None:
+        self.record = record
+        self.checks = checks
+        self.parameters = tuple(_parameters(record, config))
+        self._names = frozenset(p.name for p in self.parameters)
+
+    def json_schema(self) -> dict[str, Any]:
+        """A closed JSON Schema object: ``type``, ``properties``, ``required``, no extras."""
+        return {
+            "type": "object",
+            "properties": {p.name: p.json_schema() for p in self.parameters},
+            "required": [p.name for p in self.parameters if p.required],
+            "additionalProperties": False,
+        }
+
+    def validate(self, args: Any) -> A:
+        """Decoded JSON in, the typed record out; else :class:`ToolArgumentError` (SPEC 5.4).
+
+        Reported first: not an object, the first unknown key in the arguments'
+        order, the first missing required key and the first wrong type (both
+        in parameter order), then the value rules in parameter order, then
+        the checks. ``null`` for an optional key means absent; for a required
+        key it is a wrong type.
+        """
+        if not isinstance(args, Mapping):
+            raise ToolArgumentError("arguments must be a JSON object")
+        for key in args:
+            if key not in self._names:
+                raise ToolArgumentError(f'unknown argument "{key}"')
+        for parameter in self.parameters:
+            if parameter.required and parameter.name not in args:
+                raise ToolArgumentError(f"{parameter.name} is required")
+        given: dict[str, Any] = {}
+        for parameter in self.parameters:
+            value = args.get(parameter.name)
+            if value is None and not parameter.required:
+                continue
+            given[parameter.name] = parameter.typed(value)
+        values: dict[str, Any] = {}
+        for parameter in self.parameters:
+            if parameter.name in given:
+                parameter.check_value(given[parameter.name])
+                values[parameter.name] = given[parameter.name]
+            else:
+                values[parameter.name] = parameter.default
+        record = self.record(**values)
+        for check in self.checks:
+            if not check.holds(record):
+                raise ToolArgumentError(check.message)
+        return record
 
 
-def _file_path(values: dict[str, Any]) -> str:
-    file_path: str = values["file_path"]
-    if not _non_blank(file_path):
-        raise ToolArgumentError("file_path must be a non-empty string")
-    return file_path
-
-
-def _list_args(values: dict[str, Any], config: ToolFsConfig) -> ListArgs:
-    path = values.get("path")
-    if path is not None and not _non_blank(path):
-        raise ToolArgumentError("path must be a non-empty string when given")
-    offset = values.get("offset", 1)
-    if offset < 1:
-        raise ToolArgumentError("offset must be a positive integer")
-    return ListArgs("." if path is None else path, offset)
-
-
-def _read_args(values: dict[str, Any], config: ToolFsConfig) -> ReadArgs:
-    file_path = _file_path(values)
-    offset = values.get("offset", 1)
-    if offset < 1:
-        raise ToolArgumentError("offset must be a positive integer")
-    limit = values.get("limit", config.read_limit)
-    if limit < 1:
-        raise ToolArgumentError("limit must be a positive integer")
-    if limit > config.read_limit:
-        raise ToolArgumentError(f"limit must be less than or equal to {config.read_limit}")
-    return ReadArgs(file_path, offset, limit)
-
-
-def _write_args(values: dict[str, Any], config: ToolFsConfig) -> WriteArgs:
-    return WriteArgs(_file_path(values), values["content"])
-
-
-def _edit_args(values: dict[str, Any], config: ToolFsConfig) -> EditArgs:
-    file_path = _file_path(values)
-    if values["old_string"] == "":
-        raise ToolArgumentError("old_string must be a non-empty string")
-    if values["old_string"] == values["new_string"]:
-        raise ToolArgumentError("old_string and new_string must differ")
-    return EditArgs(
-        file_path, values["old_string"], values["new_string"], values.get("replace_all", False)
-    )
-
-
-# Stage two, per tool: the value rules, in the order SPEC 5.4 gives them.
-_VALUE_RULES: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs]] = {
-    "list": _list_args,
-    "read": _read_args,
-    "write": _write_args,
-    "edit": _edit_args,
-}
-
-
-def two_stages(tool: str, args: Any, config: ToolFsConfig) -> ToolArgs:
-    """Both stages for ``tool``, without the fast path; raises :class:`ToolArgumentError`.
-
-    For a caller that has already tried :data:`PLAIN_ARGUMENTS` (the host).
-    """
-    return _VALUE_RULES[tool](check_shape(tool, args), config)
-
-
-def validate_arguments(tool: str, args: Any, config: ToolFsConfig) -> ToolArgs:
-    """Both stages for ``tool``; raises :class:`ToolArgumentError` with the exact message."""
-    if type(args) is dict:
-        plain = PLAIN_ARGUMENTS[tool](args, config)
-        if plain is not None:
-            return plain
-    return two_stages(tool, args, config)
-
-
-# The fast path. Nearly every call a model makes is a plain ``dict`` whose
-# values already have exactly the right built-in types and pass every value
-# rule; for those the two stages above amount to a handful of checks, which
-# the functions below make directly. They only ever accept: anything unusual —
-# an unknown or missing key, a wrong type, an integral float, a subclass of
-# ``str`` or ``int``, a value rule broken — returns ``None``, and the two
-# stages decide, with their exact messages. ``test_arguments_fast_path.py``
-# checks on random inputs that both paths agree.
-
-_READ_KEYS = _KNOWN["read"]
-_LIST_KEYS = _KNOWN["list"]
-_WRITE_KEYS = _KNOWN["write"]
-_EDIT_KEYS = _KNOWN["edit"]
-
-
-def _plain_read(args: dict[str, Any], config: ToolFsConfig) -> ReadArgs | None:
-    file_path = args.get("file_path")
-    if type(file_path) is not str or not file_path.strip():
-        return None
-    if len(args) == 1:  # the usual call: a path, the default window
-        return ReadArgs(file_path, 1, config.read_limit)
-    if not _READ_KEYS.issuperset(args):
-        return None
-    offset = args.get("offset")
-    if offset is None:
-        offset = 1
-    elif type(offset) is not int or offset < 1:
-        return None
-    limit = args.get("limit")
-    if limit is None:
-        limit = config.read_limit
-    elif type(limit) is not int or not 1 <= limit <= config.read_limit:
-        return None
-    return ReadArgs(file_path, offset, limit)
-
-
-def _plain_list(args: dict[str, Any], config: ToolFsConfig) -> ListArgs | None:
-    if not _LIST_KEYS.issuperset(args):
-        return None
-    path = args.get("path")
-    if path is None:
-        path = "."
-    elif type(path) is not str or not path.strip():
-        return None
-    offset = args.get("offset")
-    if offset is None:
-        offset = 1
-    elif type(offset) is not int or offset < 1:
-        return None
-    return ListArgs(path, offset)
-
-
-def _plain_write(args: dict[str, Any], config: ToolFsConfig) -> WriteArgs | None:
-    file_path = args.get("file_path")
-    content = args.get("content")
-    if (
-        type(file_path) is not str
-        or type(content) is not str
-        or not _WRITE_KEYS.issuperset(args)
-        or not file_path.strip()
-    ):
-        return None
-    return WriteArgs(file_path, content)
-
-
-def _plain_edit(args: dict[str, Any], config: ToolFsConfig) -> EditArgs | None:
-    file_path = args.get("file_path")
-    old_string = args.get("old_string")
-    new_string = args.get("new_string")
-    replace_all = args.get("replace_all")
-    if replace_all is None:
-        replace_all = False
-    if (
-        type(file_path) is not str
-        or type(old_string) is not str
-        or type(new_string) is not str
-        or type(replace_all) is not bool
-        or not _EDIT_KEYS.issuperset(args)
-        or not file_path.strip()
-        or old_string == ""
-        or old_string == new_string
-    ):
-        return None
-    return EditArgs(file_path, old_string, new_string, replace_all)
-
-
-PLAIN_ARGUMENTS: dict[str, Callable[[dict[str, Any], ToolFsConfig], ToolArgs | None]] = {
-    "list": _plain_list,
-    "read": _plain_read,
-    "write": _plain_write,
-    "edit": _plain_edit,
-}
-"""Per tool, the fast path alone: the typed arguments of plain valid ones, else ``None``."""
+def _parameters(record: type[Any], config: ToolFsConfig) -> list[Parameter]:
+    """The annotated fields of ``record``, in declaration order, resolved for ``config``."""
+    hints = typing.get_type_hints(record, include_extras=True)
+    settings = config.model_dump()
+    parameters = []
+    for field in fields(record):
+        hint = hints[field.name]
+        if typing.get_origin(hint) is not typing.Annotated:
+            raise TypeError(f"{record.__name__}.{field.name} is not Annotated[..., Argument(...)]")
+        python_type, argument = typing.get_args(hint)[:2]
+        if not isinstance(argument, Argument):
+            raise TypeError(f"{record.__name__}.{field.name} is not Annotated[..., Argument(...)]")
+        required = argument.default is REQUIRED
+        default = _bound(argument.default, config) if not required else None
+        parameters.append(
+            Parameter(
+                name=field.name,
+                kind=_KINDS[python_type],
+                description=argument.description.format(**settings),
+                required=required,
+                default=default,
+                minimum=_bound(argument.minimum, config),
+                maximum=_bound(argument.maximum, config),
+                not_blank=argument.not_blank,
+                not_empty=argument.not_empty,
+                schema_default=argument.schema_default,
+            )
+        )
+    return parameters

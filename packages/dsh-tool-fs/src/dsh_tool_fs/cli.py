@@ -42,6 +42,7 @@ from .config import ToolFsConfig
 from .formats import FORMATS, tools_document
 from .host import Session, ToolFs, ToolResult
 from .names import escape_surrogates
+from .tools import TOOL_NAMES
 
 logger = logging.getLogger("dsh_tool_fs.cli")
 
@@ -114,10 +115,13 @@ _TOOLS_EPILOG = """\
 Prints one JSON object: {"tools": [...], "instructions": "..."}.
 "instructions" is the tool guidance (the prompt sections joined by a blank
 line), ready for a system prompt. Tool items depend on --format:
-  raw        name, description, parameters (JSON Schema), concurrency_safe
-  openai     {"type": "function", "function": {name, description, parameters}}
-  anthropic  name, description, input_schema
-  mcp        name, description, inputSchema
+  raw               name, description, parameters (JSON Schema), concurrency_safe
+  openai            OpenAI Chat Completions:
+                    {"type": "function", "function": {name, description, parameters}}
+  openai-responses  OpenAI Responses API:
+                    {"type": "function", name, description, parameters, "strict": false}
+  anthropic         name, description, input_schema
+  mcp               name, title, description, inputSchema, annotations
 
 example:
   dsh-fs tools --format anthropic > tools.json
@@ -256,7 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_CALL_EPILOG,
         formatter_class=fmt,
     )
-    call.add_argument("tool", metavar="TOOL", help="tool name: list, read, write or edit")
+    call.add_argument(
+        "tool", metavar="TOOL", help=f"tool name: {', '.join(TOOL_NAMES[:-1])} or {TOOL_NAMES[-1]}"
+    )
     call.add_argument(
         "args",
         metavar="ARGS",

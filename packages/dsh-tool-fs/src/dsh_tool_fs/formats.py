@@ -2,6 +2,8 @@
 
 Each converter takes the definitions (``ToolFs.definitions``) and returns
 plain JSON-ready dicts; the schemas are copied, so callers may mutate them.
+Each output validates against that SDK's own request type (the tests check
+it with the OpenAI, Anthropic and MCP SDKs).
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from typing import Any, Literal
 
 from .definitions import PromptSection, ToolDefinition
 
-Format = Literal["raw", "openai", "anthropic", "mcp"]
-FORMATS: tuple[Format, ...] = ("raw", "openai", "anthropic", "mcp")
+Format = Literal["raw", "openai", "openai-responses", "anthropic", "mcp"]
+FORMATS: tuple[Format, ...] = ("raw", "openai", "openai-responses", "anthropic", "mcp")
 
 
 def to_raw_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
@@ -22,7 +24,7 @@ def to_raw_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
 
 
 def to_openai_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
-    """OpenAI function tools.
+    """OpenAI Chat Completions function tools.
 
     Each is ``{"type": "function", "function": {name, description, parameters}}``.
     """
@@ -39,6 +41,25 @@ def to_openai_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any
     ]
 
 
+def to_openai_responses_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
+    """OpenAI Responses API function tools.
+
+    Each is ``{"type": "function", name, description, parameters, "strict": False}``:
+    not strict, because strict mode requires every property to be required
+    and our optional arguments have defaults.
+    """
+    return [
+        {
+            "type": "function",
+            "name": d.name,
+            "description": d.description,
+            "parameters": copy.deepcopy(d.parameters),
+            "strict": False,
+        }
+        for d in definitions
+    ]
+
+
 def to_anthropic_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
     """Anthropic tools: ``{name, description, input_schema}``."""
     return [
@@ -48,24 +69,39 @@ def to_anthropic_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, 
 
 
 def to_mcp_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
-    """MCP tool listings: ``{name, description, inputSchema}``."""
-    return [
-        {"name": d.name, "description": d.description, "inputSchema": copy.deepcopy(d.parameters)}
-        for d in definitions
-    ]
+    """MCP tool listings: ``{name, title, description, inputSchema, annotations}``.
+
+    ``title`` and ``annotations`` (SPEC 6) are left out for a definition without them.
+    """
+    tools = []
+    for d in definitions:
+        tool: dict[str, Any] = {"name": d.name}
+        if d.title is not None:
+            tool["title"] = d.title
+        tool["description"] = d.description
+        tool["inputSchema"] = copy.deepcopy(d.parameters)
+        if d.annotations is not None:
+            tool["annotations"] = d.annotations.to_mcp()
+        tools.append(tool)
+    return tools
+
+
+_CONVERTERS = {
+    "raw": to_raw_tools,
+    "openai": to_openai_tools,
+    "openai-responses": to_openai_responses_tools,
+    "anthropic": to_anthropic_tools,
+    "mcp": to_mcp_tools,
+}
 
 
 def to_tools(definitions: Iterable[ToolDefinition], fmt: Format = "raw") -> list[dict[str, Any]]:
-    """The definitions in format ``fmt`` (``raw``, ``openai``, ``anthropic`` or ``mcp``)."""
-    converters = {
-        "raw": to_raw_tools,
-        "openai": to_openai_tools,
-        "anthropic": to_anthropic_tools,
-        "mcp": to_mcp_tools,
-    }
-    if fmt not in converters:
-        raise ValueError(f'unknown tool format "{fmt}" (choose from raw, openai, anthropic, mcp)')
-    return converters[fmt](definitions)
+    """The definitions in format ``fmt`` (one of :data:`FORMATS`)."""
+    converter = _CONVERTERS.get(fmt)
+    if converter is None:
+        choices = ", ".join(FORMATS)
+        raise ValueError(f'unknown tool format "{fmt}" (choose from {choices})')
+    return converter(definitions)
 
 
 def instructions(sections: Iterable[PromptSection]) -> str:

@@ -11,56 +11,26 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import pluggy
 from dsh_fs import FileSystem, FsError, FsErrorCode, load_backend, load_plugin, make_plugin_manager
 
-from . import executors, mutation_render
-from .arguments import PLAIN_ARGUMENTS as _PLAIN_ARGUMENTS
-from .arguments import EditArgs, ListArgs, ReadArgs, ToolArgs, ToolArgumentError, WriteArgs
-from .arguments import two_stages as _two_stages
+from . import mutation_render
+from .arguments import ArgumentSchema, ToolArgumentError
 from .config import ToolFsConfig
-from .definitions import (
-    TOOL_NAMES,
-    PromptSection,
-    ToolDefinition,
-    build_definitions,
-    build_prompt_sections,
-)
-from .executors import Execution, ObservedHook, ToolOutput
+from .definitions import PromptSection, ToolDefinition
+from .execution import Execution, Session, ToolCall
 from .names import escape_controls
+from .spec import ToolSpec
+from .tools import TOOLS, build_definitions, build_prompt_sections
+
+__all__ = ["Session", "ToolCall", "ToolError", "ToolFs", "ToolResult"]
 
 logger = logging.getLogger("dsh_tool_fs")
-
-
-class Session:
-    """One agent session: the policy's observation owner and the workspace.
-
-    Relative paths of this session's calls resolve against ``cwd`` when it is
-    set, else against the backend's default. Sessions compare and hash by
-    identity and are weakly referenceable: an observation policy forgets a
-    session's state once the session object is gone.
-    """
-
-    __slots__ = ("__weakref__", "cwd")
-
-    def __init__(self, cwd: str | None = None) -> None:
-        self.cwd = cwd
-
-    def __repr__(self) -> str:
-        return f"Session(cwd={self.cwd!r})"
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class ToolCall:
-    """The per-call execution object, passed to every ``fs_*`` hook as ``actor``."""
-
-    session: Session | None
-    tool: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +58,7 @@ class ToolResult:
     text: str
     value: dict[str, Any] | None = None
     error: ToolError | None = None
-    meta: dict[str, Any] | None = field(default=None)
+    meta: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: keys ``is_error``, ``text``, ``value``, ``error``, ``meta``."""
@@ -115,40 +85,14 @@ class ToolResult:
         )
 
 
-# Every call builds a ToolCall and a ToolResult. Like ``dsh_fs.new_dir_entry``
-# the host fills their slots through the slot descriptors: the very same frozen
-# objects (equal, hashable, same repr), without the frozen ``__init__``'s
-# ``object.__setattr__`` per field — about a microsecond per call.
-_new = object.__new__
-_set_call_session = vars(ToolCall)["session"].__set__
-_set_call_tool = vars(ToolCall)["tool"].__set__
-_set_is_error = vars(ToolResult)["is_error"].__set__
-_set_text = vars(ToolResult)["text"].__set__
-_set_value = vars(ToolResult)["value"].__set__
-_set_error = vars(ToolResult)["error"].__set__
-_set_meta = vars(ToolResult)["meta"].__set__
-
-_Body = Callable[[Execution, Any], Awaitable[ToolOutput]]
-
-# The tool body for each kind of validated arguments.
-_BODIES: dict[type[ToolArgs], _Body] = {
-    ListArgs: executors.run_list,
-    ReadArgs: executors.run_read,
-    WriteArgs: executors.run_write,
-    EditArgs: executors.run_edit,
-}
-
-
-def _aborted(verb: str) -> ToolResult:
-    return ToolResult.failure(f"{verb} aborted", "FsError", FsErrorCode.FS_ABORTED)
-
-
 class ToolFs:
     """The ``list``, ``read``, ``write`` and ``edit`` tools over one :class:`~dsh_fs.FileSystem`.
 
     ``plugins`` are registered on :attr:`plugin_manager` in the order given
     (``FsPolicy`` answers the intent hooks first wherever it stands: its
     hooks are ``tryfirst``). Without plugins writes and edits are unconditional.
+    ``tools`` are the :class:`~dsh_tool_fs.ToolSpec` of the tools it offers;
+    the default is the four of :data:`dsh_tool_fs.tools.TOOLS`.
     """
 
     def __init__(
@@ -156,6 +100,8 @@ class ToolFs:
         fs: FileSystem,
         plugins: Iterable[object] = (),
         config: ToolFsConfig | Mapping[str, Any] | None = None,
+        *,
+        tools: Iterable[ToolSpec[Any, Any]] = TOOLS,
     ) -> None:
         self.fs = fs
         if config is None:
@@ -164,12 +110,14 @@ class ToolFs:
             config = ToolFsConfig.model_validate(dict(config))
         self.config: ToolFsConfig = config
         self.plugin_manager: pluggy.PluginManager = make_plugin_manager()
-        self._observe = ObservedHook(self.plugin_manager)
-        self._observe_call = self._observe.call
         for plugin in plugins:
             self.register(plugin)
-        self._definitions = build_definitions(config)
-        self._sections = sorted(build_prompt_sections(), key=lambda s: s.order)
+        specs = tuple(tools)
+        self._tools: dict[str, tuple[ToolSpec[Any, Any], ArgumentSchema[Any]]] = {
+            spec.name: (spec, spec.argument_schema(config)) for spec in specs
+        }
+        self._definitions = build_definitions(config, specs)
+        self._sections = build_prompt_sections(specs)
 
     @classmethod
     def from_entry_points(
@@ -219,12 +167,12 @@ class ToolFs:
 
     @property
     def definitions(self) -> list[ToolDefinition]:
-        """The four tool definitions, in the order list, read, write, edit."""
+        """The tool definitions, in the order list, read, write, edit."""
         return list(self._definitions)
 
     @property
     def prompt_sections(self) -> list[PromptSection]:
-        """The four guidance sections, sorted by order."""
+        """The guidance sections, sorted by order."""
         return list(self._sections)
 
     @property
@@ -244,83 +192,51 @@ class ToolFs:
     ) -> ToolResult:
         """Run tool ``name`` with decoded-JSON ``args``; never raises for a tool failure.
 
-        When ``cancel`` is set the call stops at its next await, files stay as
-        they were, and the result is ``FS_ABORTED`` ``<verb> aborted``.
-        Cancelling the caller's own scope propagates as usual.
+        When ``cancel`` is set the call stops at its next await (or before its
+        next primitive, whichever comes first), files stay as they were, and
+        the result is ``FS_ABORTED`` ``<verb> aborted``. Cancelling the
+        caller's own scope propagates as usual.
         """
-        config = self.config
-        plain = _PLAIN_ARGUMENTS.get(name)
-        parsed = plain(args, config) if plain is not None and type(args) is dict else None
-        if parsed is None:  # not plain valid arguments: the two stages decide, with the message
-            if name not in TOOL_NAMES:
-                return ToolResult.failure(
-                    f'unknown tool "{name}"', "ToolNotFoundError", "UNKNOWN_TOOL"
-                )
-            try:
-                parsed = _two_stages(name, args, config)
-            except ToolArgumentError as exc:
-                return ToolResult.failure(exc.message, "ToolArgumentError", exc.code)
-        actor = _new(ToolCall)
-        _set_call_session(actor, session)
-        _set_call_tool(actor, name)
-        pm = self.plugin_manager
-        if self._observe.manager is not pm:  # the attribute was given another manager
-            self._observe = ObservedHook(pm)
-            self._observe_call = self._observe.call
-        cwd = getattr(session, "cwd", None)
-        execution = Execution(self.fs, pm.hook, config, actor, cwd, self._observe_call)
-        body = _BODIES[type(parsed)]
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolResult.failure(f'unknown tool "{name}"', "ToolNotFoundError", "UNKNOWN_TOOL")
+        spec, schema = tool
+        try:
+            parsed = schema.validate(args)
+        except ToolArgumentError as exc:
+            return ToolResult.failure(exc.message, "ToolArgumentError", exc.code)
+        execution = Execution(
+            fs=self.fs,
+            hook=self.plugin_manager.hook,
+            config=self.config,
+            actor=ToolCall(session, name),
+            cwd=getattr(session, "cwd", None),
+            cancel=cancel,
+        )
         if cancel is None:
-            # The body awaited right here: one coroutine less per call than through _guarded.
-            try:
-                out = await body(execution, parsed)
-            except Exception as exc:
-                return _failure(exc, execution)
-            return _success(out)
-        return await self._cancellable(body, parsed, execution, cancel)
-
-    async def _cancellable(
-        self, body: _Body, args: ToolArgs, execution: Execution, cancel: anyio.Event
-    ) -> ToolResult:
-        """Run a tool body that stops when ``cancel`` is set.
-
-        Apart from ``execute``: the closure below makes its variables cells, built
-        on every call of the function that holds it.
-        """
-        if cancel.is_set():
-            return _aborted("resolve")
+            return await _run(spec, parsed, execution)
         outcome: ToolResult | None = None
         async with anyio.create_task_group() as tg:
 
-            async def watch() -> None:
+            async def stop_when_cancelled() -> None:
                 await cancel.wait()
                 tg.cancel_scope.cancel()
 
-            tg.start_soon(watch)
-            outcome = await self._guarded(body, args, execution)
+            tg.start_soon(stop_when_cancelled)
+            outcome = await _run(spec, parsed, execution)
             tg.cancel_scope.cancel()
-        if outcome is None:  # our own scope was cancelled by the event
-            return _aborted(execution.verb)
+        if outcome is None:  # the event cancelled the primitive in flight
+            return _failure(FsError(f"{execution.verb} aborted", FsErrorCode.FS_ABORTED), execution)
         return outcome
 
-    async def _guarded(self, body: _Body, args: ToolArgs, execution: Execution) -> ToolResult:
-        """Run a tool body; every exception but cancellation becomes an error result."""
-        try:
-            out = await body(execution, args)
-        except Exception as exc:
-            return _failure(exc, execution)
-        return _success(out)
 
-
-def _success(out: ToolOutput) -> ToolResult:
-    text, value, meta = out
-    result = _new(ToolResult)
-    _set_is_error(result, False)
-    _set_text(result, text)
-    _set_value(result, value)
-    _set_error(result, None)
-    _set_meta(result, meta)
-    return result
+async def _run(spec: ToolSpec[Any, Any], args: Any, execution: Execution) -> ToolResult:
+    """Run a tool body and its renderer; every exception but cancellation becomes a result."""
+    try:
+        output = spec.render(args, await spec.body(execution, args))
+    except Exception as exc:
+        return _failure(exc, execution)
+    return ToolResult(is_error=False, text=output.text, value=output.value, meta=output.meta)
 
 
 def _failure(exc: Exception, execution: Execution) -> ToolResult:

@@ -6,8 +6,10 @@ Schema as ``ToolFs.definitions`` (``dsh-fs tools --format mcp``), with no
 schema generated from Python signatures and no second validation layer —
 the host validates arguments and answers with its own messages.
 
-* ``tools/list`` returns the four tools, ``initialize`` carries the prompt
-  sections (joined by a blank line) as the server ``instructions``.
+* ``tools/list`` returns the four tools, each with its ``title`` and
+  ``annotations`` (read-only, destructive, idempotent hints, SPEC 6) as its
+  :class:`~dsh_tool_fs.ToolSpec` declares them; ``initialize`` carries the
+  prompt sections (joined by a blank line) as the server ``instructions``.
 * ``tools/call`` runs ``ToolFs.execute`` and answers with one text content
   item holding ``ToolResult.text``; ``isError`` is set when the call failed.
   An unknown tool name is such a failed call (``Error: unknown tool "<name>"``).

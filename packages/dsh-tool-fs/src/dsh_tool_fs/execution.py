@@ -1,0 +1,113 @@
+"""``Execution``: what a tool body gets for one call, and the steps it takes through it.
+
+A body calls the seam primitives itself (SPEC 5.5 lists exactly which), but
+goes through :class:`Execution` for what is the same in every tool: naming
+the primitive it is about to start (the ``<verb>`` of ``<verb> aborted``),
+stopping when the call's cancel event is set, asking the intent hooks and
+emitting ``fs_observed``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from dsh_fs import (
+    CreateIfAbsent,
+    EditGuard,
+    FileSystem,
+    FsError,
+    FsErrorCode,
+    FsTarget,
+    ReplaceIfVersion,
+    WriteIntent,
+)
+
+from .config import ToolFsConfig
+
+__all__ = ["Execution", "Session", "ToolCall"]
+
+
+class Session:
+    """One agent session: the policy's observation owner and the workspace.
+
+    Relative paths of this session's calls resolve against ``cwd`` when it is
+    set, else against the backend's default. Sessions compare and hash by
+    identity and are weakly referenceable: an observation policy forgets a
+    session's state once the session object is gone.
+    """
+
+    __slots__ = ("__weakref__", "cwd")
+
+    def __init__(self, cwd: str | None = None) -> None:
+        self.cwd = cwd
+
+    def __repr__(self) -> str:
+        return f"Session(cwd={self.cwd!r})"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ToolCall:
+    """The per-call execution object, passed to every ``fs_*`` hook as ``actor``."""
+
+    session: Session | None
+    tool: str
+
+
+@dataclass(slots=True, eq=False)
+class Execution:
+    """Everything a tool body needs for one call."""
+
+    fs: FileSystem
+    hook: Any
+    """The plugin manager's hook relay (``pm.hook``)."""
+    config: ToolFsConfig
+    actor: ToolCall
+    """Passed to every hook as ``actor``."""
+    cwd: str | None
+    """Relative paths resolve against it (the session's workspace), else the backend default."""
+    cancel: anyio.Event | None = None
+    verb: str = "resolve"
+    """The primitive the call is in or about to start: the verb of ``<verb> aborted``."""
+
+    def step(self, verb: str) -> None:
+        """Enter primitive ``verb``; when the cancel event is already set, abort instead.
+
+        The host also cancels a primitive in flight when the event is set,
+        but an event set while nothing awaited — by an intent hook, say — is
+        only seen here: checking before every primitive means no primitive
+        starts after the event, so the file stays as it was.
+        """
+        self.verb = verb
+        if self.cancel is not None and self.cancel.is_set():
+            raise FsError(f"{verb} aborted", FsErrorCode.FS_ABORTED)
+
+    async def resolve(self, path: str) -> FsTarget:
+        """The backend's ``resolve`` of ``path`` against the call's cwd."""
+        self.step("resolve")
+        return await self.fs.resolve(path, cwd=self.cwd)
+
+    async def write_intent(self, target: FsTarget) -> WriteIntent | None:
+        """``fs_write_intent``: the first plugin's decision for the next ``write_text``."""
+        intent = await _decided(self.hook.fs_write_intent(target=target, actor=self.actor))
+        if intent is not None and not isinstance(intent, CreateIfAbsent | ReplaceIfVersion):
+            raise TypeError(f"fs_write_intent returned {intent!r}, not a write intent")
+        return intent
+
+    async def edit_guard(self, target: FsTarget) -> EditGuard | None:
+        """``fs_edit_intent``: the first plugin's guard for the next ``edit_text``."""
+        guard = await _decided(self.hook.fs_edit_intent(target=target, actor=self.actor))
+        if guard is not None and not isinstance(guard, EditGuard):
+            raise TypeError(f"fs_edit_intent returned {guard!r}, not an EditGuard")
+        return guard
+
+    def observed(self, target: FsTarget, version: str) -> None:
+        """``fs_observed``: every plugin records that the call saw ``version`` of ``target``."""
+        self.hook.fs_observed(target=target, version=version, actor=self.actor)
+
+
+async def _decided(result: Any) -> Any:
+    """An intent hook may answer with an awaitable (SPEC 2.4): the host awaits it."""
+    return await result if inspect.isawaitable(result) else result

@@ -1,0 +1,140 @@
+"""The ``read`` tool: a window of numbered lines of one UTF-8 text file.
+
+Seam calls (SPEC 5.5): ``resolve``, one ``stat``, then ``read_text`` — or
+``stream_text`` for a file of at least ``read_stream_min_size`` bytes or of
+unknown size — and ``fs_observed`` with the ``stat`` version once the window
+is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated
+
+import anyio
+from dsh_fs import FsError, FsErrorCode
+from dsh_fs.streaming import LineSkipping
+
+from ..arguments import Argument, Setting
+from ..definitions import PromptSection, ToolAnnotations
+from ..execution import Execution
+from ..read_render import ReadWindow, WindowBuilder, check_offset, read_value, render_read
+from ..spec import ToolOutput, ToolSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ReadArgs:
+    file_path: Annotated[
+        str,
+        Argument("File to read, absolute or relative to the session workspace.", not_blank=True),
+    ]
+    offset: Annotated[
+        int,
+        Argument(
+            "1-based number of the first line to return. Defaults to 1.", default=1, minimum=1
+        ),
+    ]
+    limit: Annotated[
+        int,
+        Argument(
+            "Most lines to return (at most {read_limit}).",
+            default=Setting("read_limit"),
+            minimum=1,
+            maximum=Setting("read_limit"),
+        ),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowRead:
+    display_path: str
+    window: ReadWindow
+
+
+async def run_read(ex: Execution, args: ReadArgs) -> WindowRead:
+    target = await ex.resolve(args.file_path)
+    p = target.display_path
+    ex.step("stat")
+    info = await ex.fs.stat(target)
+    if info is None:
+        raise FsError.cannot("read", p, "not found", FsErrorCode.FS_NOT_FOUND)
+    if info.type != "file":
+        raise FsError.cannot("read", p, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
+    cfg = ex.config
+    builder = WindowBuilder(
+        offset=args.offset,
+        limit=args.limit,
+        max_line_length=cfg.read_max_line_length,
+        max_bytes=cfg.read_max_bytes,
+    )
+    ex.step("read")
+    if info.size is None or info.size >= cfg.read_stream_min_size:
+        chunks = ex.fs.stream_text(target)
+        try:
+            await _feed(builder, chunks)
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                with anyio.CancelScope(shield=True):  # release the file even when cancelled
+                    await aclose()
+    else:
+        builder.feed(await ex.fs.read_text(target))
+    window = builder.finish()
+    check_offset(window, p)
+    ex.observed(target, info.version)
+    return WindowRead(p, window)
+
+
+async def _feed(builder: WindowBuilder, chunks: AsyncIterator[str]) -> None:
+    """Feed a streamed file to the window, letting the stream pass over counted-only lines.
+
+    When the stream can skip lines (:class:`dsh_fs.streaming.LineSkipping`),
+    the lines the window only counts — before ``offset``, the rest of an
+    over-long line, everything after the window — are passed over by the
+    backend without being decoded into text: a 100 MB file costs a newline
+    count, not a decode. The window is the same either way.
+    """
+    skipper = chunks if isinstance(chunks, LineSkipping) else None
+    while True:
+        if skipper is not None:
+            wanted = builder.countable_lines()
+            if wanted != 0:
+                newlines, partial = await skipper.skip_lines(wanted)
+                builder.skipped(newlines, partial)
+                if wanted is None or newlines < wanted:
+                    return  # the end of the text
+                continue
+        chunk = await anext(chunks, None)
+        if chunk is None:
+            return
+        builder.feed(chunk)
+
+
+def render(args: ReadArgs, read: WindowRead) -> ToolOutput:
+    return ToolOutput(
+        render_read(read.display_path, read.window), read_value(read.display_path, read.window)
+    )
+
+
+READ = ToolSpec(
+    name="read",
+    title="Read file",
+    arguments=ReadArgs,
+    description=(
+        "Read a UTF-8 text file. Returns its lines with line numbers and a footer that "
+        "says whether the file continues. offset is the 1-based first line; limit is the "
+        "most lines returned (default and maximum {read_limit}). Very long lines are "
+        "truncated and large outputs are capped; continue with the offset the footer names."
+    ),
+    prompt=PromptSection(
+        "tool:read",
+        100,
+        "Use the read tool — not shell commands like cat — to inspect text files. Results "
+        "include line numbers. Use offset and limit to continue reading large files.",
+    ),
+    annotations=ToolAnnotations(read_only=True),
+    concurrency_safe=True,
+    body=run_read,
+    render=render,
+)
