@@ -95,6 +95,11 @@ def doc_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.chdir(workspace)
     os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), saved_path or ""])
     tempfile.tempdir = str(base)
+    if shutil.which("dsh-fs") is None:  # the frameworks env has no server of its own
+        pytest.fail(
+            'no dsh-fs on PATH: run PATH="$PATH:$(python3 -m hatch env find default)/bin" '
+            "python3 -m hatch run frameworks:test"
+        )
     try:
         yield workspace
     finally:
