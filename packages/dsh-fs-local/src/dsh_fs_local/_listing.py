@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 
-from dsh_fs import EntryType, FsDirEntry, FsError, FsErrorCode, new_dir_entry
+from dsh_fs import EntryType, FsDirEntry, FsError, FsErrorCode, FsTarget
 
 from ._os_errors import os_failure
 from ._paths import entry_type_of, version_of
@@ -78,7 +78,8 @@ def list_directory(key: str, display_path: str, with_stat: bool) -> list[FsDirEn
                     except OSError:
                         # Removed between readdir and a needed stat: skip it.
                         continue
-                append(new_dir_entry(name, kind, child_key, display_prefix + name, version, size))
+                target = FsTarget(child_key, display_prefix + name)
+                append(FsDirEntry(name, kind, target, version, size))
         except OSError as exc:
             raise os_failure("list", display_path, exc) from exc
     return entries
