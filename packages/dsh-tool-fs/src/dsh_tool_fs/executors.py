@@ -32,7 +32,7 @@ from dsh_fs import (
     FsTarget,
     ReplaceIfVersion,
 )
-from dsh_fs.streaming import LineSkipping
+from dsh_fs.streaming import SupportsSkipLines as LineSkipping
 
 from . import diff_meta as _diff
 from . import list_render, mutation_render, read_render

@@ -18,7 +18,7 @@ import pytest
 from .._errors import FsError, FsErrorCode
 from .._filesystem import FileSystem
 from .._types import FsTarget
-from ..streaming import LineSkipping
+from ..streaming import SupportsSkipLines
 from ._scratch import Scratch
 
 ReadHow: TypeAlias = Literal["read_text", "stream_text", "skip_lines"]
@@ -96,7 +96,7 @@ async def read_via(fs: FileSystem, target: FsTarget, how: ReadHow) -> str:
     return "".join(await collect_stream(fs.stream_text(target)))
 
 
-class SkippingStream(LineSkipping, Protocol):
+class SkippingStream(SupportsSkipLines, Protocol):
     def __aiter__(self) -> AsyncIterator[str]: ...
     async def __anext__(self) -> str: ...
     async def aclose(self) -> None: ...
@@ -105,7 +105,7 @@ class SkippingStream(LineSkipping, Protocol):
 def skipping_stream(fs: FileSystem, target: FsTarget) -> SkippingStream:
     """``fs.stream_text(target)`` when it offers ``skip_lines``; else the test is skipped."""
     stream = fs.stream_text(target)
-    if not isinstance(stream, LineSkipping):
+    if not isinstance(stream, SupportsSkipLines):
         pytest.skip("this backend's stream_text offers no skip_lines (an optional capability)")
     return cast(SkippingStream, stream)
 

@@ -232,7 +232,7 @@ class ReadContract(ContractBase):
         )
         assert isinstance(err.__cause__, UnicodeDecodeError)
 
-    # -- skip_lines (optional: dsh_fs.streaming.LineSkipping) ------------------
+    # -- skip_lines (optional: dsh_fs.streaming.SupportsSkipLines) -------------
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("count", [0, 1, 2, 3, 4, None])
