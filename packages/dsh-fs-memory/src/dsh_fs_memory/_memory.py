@@ -16,7 +16,6 @@ import os
 import posixpath
 from collections.abc import AsyncIterator, Mapping
 
-import anyio
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
 from dsh_fs import (
     EditGuard,
@@ -33,6 +32,7 @@ from dsh_fs import (
     FsWriteOutcome,
     WriteIntent,
 )
+from dsh_fs.locks import TargetLocks
 from dsh_fs.preconditions import check_edit, check_write, not_regular
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import (
@@ -93,16 +93,6 @@ class _Other:
 
 
 _Node = _File | _Dir | _Link | _Other
-
-
-class _TargetLock:
-    """A FIFO lock for one target key, dropped when nobody holds or awaits it."""
-
-    __slots__ = ("lock", "users")
-
-    def __init__(self) -> None:
-        self.lock = anyio.Lock(fast_acquire=True)
-        self.users = 0
 
 
 def _os_error(code: int, path: str) -> OSError:
@@ -180,7 +170,7 @@ class MemoryFileSystem(FileSystem):
         self._clock = itertools.count(1)
         self._nodes: dict[str, _Node] = {"/": _Dir(self._tick())}
         self._links = 0
-        self._locks: dict[str, _TargetLock] = {}
+        self._locks = TargetLocks()
         self._resolved: dict[tuple[str | None, str], FsTarget] = {}
         """``(cwd, path)`` → the target ``resolve`` gave, for existing entries while no symlink
         exists: then the target is a pure function of the two strings (its key is its display
@@ -537,43 +527,27 @@ class MemoryFileSystem(FileSystem):
                 entries.append(FsDirEntry(name, kind, entry_target))
         return entries
 
-    def _lock_for(self, key: str) -> _TargetLock:
-        entry = self._locks.get(key)
-        if entry is None:
-            entry = self._locks[key] = _TargetLock()
-        entry.users += 1
-        return entry
-
-    def _unlock(self, key: str, entry: _TargetLock) -> None:
-        entry.users -= 1
-        if not entry.users and self._locks.get(key) is entry:
-            del self._locks[key]
-
     async def write_text(
         self, target: FsTarget, content: str, expected: WriteIntent | None = None
     ) -> FsWriteOutcome:
         display = target.display_path
         data = encode_text(content, "write", display)
         key = target.target_key
-        entry = self._lock_for(key)
-        try:
-            async with entry.lock:
-                await checkpoint()
-                # Nothing below awaits: the checks and the commit are one atomic step.
-                try:
-                    physical, node = self._lookup(key)
-                except OSError as exc:
-                    raise _walk_failure("write", display, exc) from exc
-                check_write(display, None if node is None else _state(node), expected)
-                before = decode_previous(node.data) if isinstance(node, _File) else None
-                try:
-                    stored = self._store_file(physical, data)
-                except OSError as exc:
-                    raise FsError.cannot(
-                        "write", display, _NOT_DIR_SEGMENT, FsErrorCode.FS_NOT_FOUND
-                    ) from exc
-        finally:
-            self._unlock(key, entry)
+        async with self._locks.hold(key):
+            await checkpoint()
+            # Nothing below awaits: the checks and the commit are one atomic step.
+            try:
+                physical, node = self._lookup(key)
+            except OSError as exc:
+                raise _walk_failure("write", display, exc) from exc
+            check_write(display, None if node is None else _state(node), expected)
+            before = decode_previous(node.data) if isinstance(node, _File) else None
+            try:
+                stored = self._store_file(physical, data)
+            except OSError as exc:
+                raise FsError.cannot(
+                    "write", display, _NOT_DIR_SEGMENT, FsErrorCode.FS_NOT_FOUND
+                ) from exc
         return FsWriteOutcome(
             "create" if node is None else "update",
             stored.info.version,
@@ -586,18 +560,14 @@ class MemoryFileSystem(FileSystem):
     ) -> FsEditOutcome:
         display = target.display_path
         key = target.target_key
-        entry = self._lock_for(key)
-        try:
-            async with entry.lock:
-                await checkpoint()
-                # Nothing below awaits: the checks and the commit are one atomic step.
-                physical, node = self._follow(target, "edit")
-                check_edit(display, None if node is None else _state(node), expected)
-                assert isinstance(node, _File)  # check_edit refused anything else
-                applied = apply_edit(node.data, edit, display)
-                stored = self._store_file(physical, applied.data)
-        finally:
-            self._unlock(key, entry)
+        async with self._locks.hold(key):
+            await checkpoint()
+            # Nothing below awaits: the checks and the commit are one atomic step.
+            physical, node = self._follow(target, "edit")
+            check_edit(display, None if node is None else _state(node), expected)
+            assert isinstance(node, _File)  # check_edit refused anything else
+            applied = apply_edit(node.data, edit, display)
+            stored = self._store_file(physical, applied.data)
         return FsEditOutcome(
             stored.info.version, applied.before, applied.after, applied.replacements
         )
