@@ -265,10 +265,10 @@ PATH_ROWS = [
         "edit-dangling-symlink-no-policy",
         "edit",
         {"file_path": "dangling", "old_string": "a", "new_string": "b"},
-        'Error: cannot edit "{root}/dangling": file changed since it was read',
+        'Error: cannot edit "{root}/dangling": not found',
         setup=_symlink("dangling", "missing.txt"),
         policy=False,
-        code="FS_STALE_VERSION",
+        code="FS_NOT_FOUND",
     ),
     Row(
         "list-dangling-symlink",

@@ -508,8 +508,8 @@ async def test_edit_messages() -> None:
         (
             "missing",
             "x",
-            FsErrorCode.FS_STALE_VERSION,
-            'cannot edit "/w/missing": file changed since it was read',
+            FsErrorCode.FS_NOT_FOUND,
+            'cannot edit "/w/missing": not found',
         ),
         (".", "x", FsErrorCode.FS_NOT_REGULAR_FILE, 'cannot edit "/w": not a regular file'),
         ("fifo", "x", FsErrorCode.FS_NOT_REGULAR_FILE, 'cannot edit "/w/fifo": not a regular file'),

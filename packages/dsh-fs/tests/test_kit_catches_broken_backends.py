@@ -309,6 +309,7 @@ CASES: list[Case] = [
     (IgnoresGuards, "test_replace_if_version_of_a_changed_file_is_stale", {}),
     (IgnoresGuards, "test_replace_if_version_of_a_vanished_file_says_it_no_longer_exists", {}),
     (IgnoresGuards, "test_edit_of_stale_version_fails_before_matching", {"content": b"old text\n"}),
+    (IgnoresGuards, "test_guarded_edit_of_a_vanished_file_says_it_no_longer_exists", {}),
     (IgnoresGuards, "test_concurrent_guarded_writes_from_one_version_let_exactly_one_win", {}),
     (IgnoresGuards, "test_concurrent_guarded_edits_from_one_version_let_exactly_one_win", {}),
     (
@@ -408,6 +409,7 @@ GUARDLESS_FAILURES = sorted(
         "test_edit_of_stale_version_fails_before_matching[now-binary]",
         "test_edit_of_stale_version_fails_before_matching[now-invalid-utf8]",
         "test_edit_of_stale_version_after_a_backend_write_fails",
+        "test_guarded_edit_of_a_vanished_file_says_it_no_longer_exists",
         "test_create_if_absent_refuses_to_overwrite_an_existing_file",
         "test_replace_if_version_of_a_changed_file_is_stale",
         "test_replace_if_version_of_a_file_changed_behind_the_backend_is_stale",

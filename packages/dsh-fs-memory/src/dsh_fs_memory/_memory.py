@@ -33,7 +33,14 @@ from dsh_fs import (
     WriteIntent,
 )
 from dsh_fs.locks import TargetLocks
-from dsh_fs.preconditions import check_edit, check_write, not_regular
+from dsh_fs.preconditions import (
+    check_edit,
+    check_write,
+    not_directory,
+    not_found,
+    not_regular,
+    parent_not_directory,
+)
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import (
     apply_edit,
@@ -50,13 +57,10 @@ MAX_SYMLINK_HOPS = 40
 RESOLVED_CACHE_SIZE = 1024
 """``resolve`` remembers at most this many ``(cwd, path)`` results (then starts over)."""
 
-_NOT_DIR_SEGMENT = "a parent path segment is not a directory"
-
-
 def _walk_failure(verb: str, display: str, exc: OSError) -> FsError:
     """A failed walk of the tree, as the local backend words it."""
     if exc.errno == errno.ENOTDIR:
-        return FsError.cannot(verb, display, _NOT_DIR_SEGMENT, FsErrorCode.FS_NOT_FOUND)
+        return parent_not_directory(verb, display)
     return FsError.cannot(verb, display, str(exc.strerror), FsErrorCode.FS_IO_ERROR)
 
 
@@ -476,7 +480,7 @@ class MemoryFileSystem(FileSystem):
             return node.data
         node = self._follow(target, "read")[1]
         if node is None:
-            raise FsError.cannot("read", target.display_path, "not found", FsErrorCode.FS_NOT_FOUND)
+            raise not_found("read", target.display_path)
         if type(node) is not _File:
             raise not_regular("read", target.display_path)
         return node.data
@@ -498,9 +502,9 @@ class MemoryFileSystem(FileSystem):
         display = target.display_path
         physical, node = self._follow(target, "list")
         if node is None:
-            raise FsError.cannot("list", display, "not found", FsErrorCode.FS_NOT_FOUND)
+            raise not_found("list", display)
         if type(node) is not _Dir:
-            raise FsError.cannot("list", display, "not a directory", FsErrorCode.FS_NOT_DIRECTORY)
+            raise not_directory("list", display)
         nodes = self._nodes
         entries: list[FsDirEntry] = []
         for name in node.children:
@@ -545,9 +549,7 @@ class MemoryFileSystem(FileSystem):
             try:
                 stored = self._store_file(physical, data)
             except OSError as exc:
-                raise FsError.cannot(
-                    "write", display, _NOT_DIR_SEGMENT, FsErrorCode.FS_NOT_FOUND
-                ) from exc
+                raise parent_not_directory("write", display) from exc
         return FsWriteOutcome(
             "create" if node is None else "update",
             stored.info.version,

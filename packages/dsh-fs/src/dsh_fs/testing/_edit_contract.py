@@ -102,20 +102,35 @@ class EditContract(ContractBase):
         assert outcome.version != info.version
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("guarded", [False, True])
-    async def test_edit_of_an_absent_file_fails_as_changed_since_read(
-        self, scratch: Scratch, guarded: bool
-    ) -> None:
+    async def test_unguarded_edit_of_an_absent_file_is_not_found(self, scratch: Scratch) -> None:
         scratch.mkdir("d")
         for path in ("d/absent.txt", "d/no/such/dir.txt"):
             await self._refused(
                 scratch,
                 path,
                 FsEditRequest("a", "b"),
-                STALE,
-                'cannot edit "<p>": file changed since it was read',
-                EditGuard("some-version") if guarded else None,
+                FsErrorCode.FS_NOT_FOUND,
+                'cannot edit "<p>": not found',
             )
+        assert scratch.names("d") == []
+
+    @pytest.mark.anyio
+    async def test_guarded_edit_of_a_vanished_file_says_it_no_longer_exists(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("d/f.txt", b"was here\n")
+        target = await scratch.fs.resolve("d/f.txt")
+        seen = await scratch.fs.stat(target)
+        assert seen is not None
+        scratch.remove("d/f.txt")
+        await self._refused(
+            scratch,
+            "d/f.txt",
+            FsEditRequest("was", "is"),
+            STALE,
+            'cannot edit "<p>": file no longer exists',
+            EditGuard(seen.version),
+        )
         assert scratch.names("d") == []
 
     @pytest.mark.anyio
