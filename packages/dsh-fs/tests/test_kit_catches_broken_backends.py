@@ -298,6 +298,9 @@ class BrokenScratch:
     def make_other(self, path: str) -> None:
         self._healthy.make_other(path)
 
+    def hard_link(self, path: str, existing: str) -> None:
+        self._healthy.hard_link(path, existing)
+
     def names(self, path: str = ".") -> list[str]:
         return self._healthy.names(path)
 

@@ -42,5 +42,8 @@ class MemoryScratch:
     def make_other(self, path: str) -> None:
         self._fs.add_other(path)
 
+    def hard_link(self, path: str, existing: str) -> None:
+        raise NotImplementedError("the memory backend has no hard links")
+
     def names(self, path: str = ".") -> list[str]:
         return self._fs.names(path)

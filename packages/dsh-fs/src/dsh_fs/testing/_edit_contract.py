@@ -6,8 +6,8 @@ import pytest
 
 from .._errors import FsError, FsErrorCode
 from .._types import EditGuard, FsEditRequest
-from ._base import ContractBase
-from ._expect import NON_REGULAR_KINDS, expect_fs_error, make_non_regular
+from ._base import NON_REGULAR_KINDS, ContractBase, requires
+from ._expect import expect_fs_error
 from ._scratch import Scratch
 
 STALE = FsErrorCode.FS_STALE_VERSION
@@ -139,7 +139,7 @@ class EditContract(ContractBase):
     async def test_edit_of_a_non_regular_file_fails(
         self, scratch: Scratch, kind: str, guarded: bool
     ) -> None:
-        path = make_non_regular(scratch, kind)
+        path = self.make_non_regular(scratch, kind)
         await self._refused(
             scratch,
             path,
@@ -372,6 +372,7 @@ class EditContract(ContractBase):
         assert scratch.get("f.txt") == ("z" * 10000 + "ok\n").encode()
         assert outcome.after == "z" * 10000 + "ok\n"
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     async def test_edit_through_a_symlink_keeps_the_link_and_changes_its_file(
         self, scratch: Scratch
