@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 from .._filesystem import FileSystem
+from ..workspace import CWD_ROOT, RootsOption
 
 
 class Scratch(Protocol):
@@ -56,3 +58,19 @@ class Scratch(Protocol):
     def names(self, path: str = ".") -> list[str]:
         """Every name in a directory, hidden ones included, sorted (to find leftovers)."""
 
+    def backend(
+        self,
+        cwd: str,
+        *,
+        roots: RootsOption = CWD_ROOT,
+        read_only_roots: Iterable[str] = (),
+        read_only: bool = False,
+    ) -> FileSystem:
+        """A new backend over the same tree; ``cwd`` and roots are absolute paths in the backend's
+        namespace.
+
+        The parameters are the backend constructor's of SPEC 3.3 (``roots``
+        defaults to ``cwd`` alone; ``None`` turns containment off); the
+        containment contract builds every workspace it checks through it.
+        """
+        ...
