@@ -200,7 +200,9 @@ class ToolsVersusModel(RuleBasedStateMachine):
             expected = "Error: old_string and new_string must differ"
         elif seen is None:
             expected = f'Error: edit requires reading "{p}" first'
-        elif content is None or seen != self.generation[key]:
+        elif content is None:
+            expected = f'Error: cannot edit "{p}": file no longer exists'
+        elif seen != self.generation[key]:
             expected = f'Error: cannot edit "{p}": file changed since it was read'
         elif content.count(old) == 0:
             expected = f'Error: old_string was not found in "{p}"'

@@ -36,7 +36,8 @@ from typing import Any
 import anyio
 import pytest
 from dsh_fs import FsTarget
-from dsh_fs.streaming import LineSkipping, SkippedLines, TextStream
+from dsh_fs.streaming import SkippedLines, TextStream
+from dsh_fs.streaming import SupportsSkipLines
 from dsh_fs_local import LocalFileSystem
 from dsh_reliability_kit import ForkServer, leftovers, snapshot_tree
 from dsh_tool_fs import Session, ToolFs, ToolResult
@@ -264,10 +265,10 @@ PATH_ROWS = [
         "edit-dangling-symlink-no-policy",
         "edit",
         {"file_path": "dangling", "old_string": "a", "new_string": "b"},
-        'Error: cannot edit "{root}/dangling": file changed since it was read',
+        'Error: cannot edit "{root}/dangling": not found',
         setup=_symlink("dangling", "missing.txt"),
         policy=False,
-        code="FS_STALE_VERSION",
+        code="FS_NOT_FOUND",
     ),
     Row(
         "list-dangling-symlink",
@@ -1342,7 +1343,7 @@ class GrowingWhileStreamed(LocalFileSystem):
             fh.write(b"more\n" * 400_000)
 
 
-class GrowingStream(LineSkipping):
+class GrowingStream(SupportsSkipLines):
     """A stream that calls ``grow`` after each chunk it yields and each skip."""
 
     def __init__(self, inner: TextStream, grow: Callable[[], None]) -> None:

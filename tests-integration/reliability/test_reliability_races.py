@@ -293,6 +293,8 @@ async def test_file_changed_between_read_and_mutation_is_always_stale(
                 message = f'Error: cannot edit "{target}": not a regular file'
             elif new_identity:
                 message = f'Error: edit requires reading "{target}" first'
+            elif expected is None:
+                message = f'Error: cannot edit "{target}": file no longer exists'
             else:
                 message = _stale_edit(target)
         else:

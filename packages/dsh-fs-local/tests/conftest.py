@@ -81,6 +81,11 @@ class LocalScratch:
         os.makedirs(os.path.dirname(full), exist_ok=True)
         os.mkfifo(full)
 
+    def hard_link(self, path: str, existing: str) -> None:
+        full = self.path(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        os.link(self.path(existing), full)
+
     def names(self, path: str = ".") -> list[str]:
         return sorted(os.listdir(self.path(path)))
 

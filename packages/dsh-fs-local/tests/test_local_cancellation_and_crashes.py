@@ -16,7 +16,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 from dsh_fs import EditGuard, FsEditRequest, FsTarget, ReplaceIfVersion
-from dsh_fs.streaming import LineSkipping
+from dsh_fs.streaming import SupportsSkipLines
 from dsh_fs.testing import Scratch
 from dsh_fs.testing._expect import run_then_cancel
 from dsh_fs_local import LocalFileSystem
@@ -327,7 +327,7 @@ async def test_a_cancelled_skip_stops_within_a_chunk_and_ends_the_stream(
     monkeypatch.setattr(_local, "FileSource", CountingSource)
     fs = LocalFileSystem()
     stream = fs.stream_text(await fs.resolve(str(path)))
-    assert isinstance(stream, LineSkipping)
+    assert isinstance(stream, SupportsSkipLines)
     assert tuple(await stream.skip_lines(1)) == (1, False)
     with anyio.move_on_after(0.002) as scope:
         await stream.skip_lines()

@@ -8,6 +8,8 @@ from dsh_fs_memory import MemoryScratch
 
 
 class TestMemoryConformance(FileSystemContract):
+    supports_hard_links = False  # no inode sharing in the memory tree
+
     @pytest.fixture
     def scratch(self) -> Scratch:
         return MemoryScratch()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import re
 import string
 from collections.abc import Awaitable, Callable
 
@@ -147,7 +148,7 @@ def test_names_errors() -> None:
 
 
 async def test_removing_a_symlinked_directory_then_recreating_it_as_a_directory() -> None:
-    fs = MemoryFileSystem(cwd="/w", files={"/real/f": "r"})
+    fs = MemoryFileSystem(cwd="/w", files={"/real/f": "r"}, roots=None)
     fs.add_symlink("d", "/real")
     assert (await fs.resolve("d/f")).target_key == "/real/f"
     fs.remove("d")
@@ -218,6 +219,47 @@ def test_every_primitive_fails_only_with_fs_error(path: str) -> None:
         for operation in operations:
             with contextlib.suppress(FsError):
                 await operation()
-        assert fs._locks == {}
+        assert len(fs._tree.locks) == 0
 
     anyio.run(exercise)
+
+
+# ------------------------------------------------------------ containment
+
+
+def test_missing_roots_are_created_as_empty_directories() -> None:
+    fs = MemoryFileSystem(cwd="/w", roots=["/w", "/data"], read_only_roots=["/docs"])
+    assert (fs.names("/w"), fs.names("/data"), fs.names("/docs")) == ([], [], [])
+    assert fs.workspace.roots == ("/w", "/data")
+    assert fs.workspace.read_only_roots == ("/docs",)
+
+
+@pytest.mark.parametrize("option", ["cwd", "roots", "read_only_roots"])
+def test_a_root_that_is_a_file_fails_the_constructor_naming_it(option: str) -> None:
+    files = {"/w/f.txt": "x"}
+    with pytest.raises(ValueError, match=re.escape("'/w/f.txt' is not a directory")):
+        if option == "cwd":
+            MemoryFileSystem(cwd="/w/f.txt", files=files)
+        elif option == "roots":
+            MemoryFileSystem(cwd="/w", files=files, roots=["/w/f.txt"])
+        else:
+            MemoryFileSystem(cwd="/w", files=files, read_only_roots=["/w/f.txt"])
+
+
+def test_a_symlinked_root_is_held_as_its_physical_directory() -> None:
+    fs = MemoryFileSystem(cwd="/", roots=None)
+    fs.mkdir("/real/ws")
+    fs.add_symlink("/ws", "/real/ws")
+    assert fs.view("/ws").workspace.roots == ("/real/ws",)
+
+
+async def test_a_view_shares_the_tree_and_the_versions_but_has_its_own_workspace() -> None:
+    fs = MemoryFileSystem(cwd="/w", files={"/w/a.txt": "a\n", "/x/b.txt": "b\n"})
+    other = fs.view("/x")
+    written = await other.write_text(await other.resolve("b.txt"), "from the view\n")
+    assert fs.get_bytes("/x/b.txt") == b"from the view\n"
+    info = await other.stat(await other.resolve("/x/b.txt"))
+    assert info is not None and info.version == written.version
+    with pytest.raises(FsError) as refused:
+        await fs.resolve("/x/b.txt")
+    assert str(refused.value) == 'cannot resolve "/x/b.txt": outside the workspace'

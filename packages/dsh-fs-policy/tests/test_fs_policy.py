@@ -185,15 +185,6 @@ async def test_a_discarded_owner_frees_its_state() -> None:
     assert stack.policy.owner_count() == 0
 
 
-async def test_an_owner_that_cannot_be_weakly_referenced_still_works() -> None:
-    stack = Stack()
-    version = await stack.observe(actor_of("session-1"))
-    target = await stack.target()
-    assert stack.edit_intent(target, actor_of("session-1")) == EditGuard(version)
-    stack.policy.reset()
-    assert stack.policy.owner_count() == 0
-
-
 async def test_reset_drops_all_state() -> None:
     stack = Stack()
     owner = Owner()

@@ -1,4 +1,4 @@
-"""FsPolicy's owner map: keyed by identity, one weak reference per owner, freed on collection."""
+"""FsPolicy's owner map: a weak map from owner to observations, freed on collection."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def actor_of(owner: Any) -> SimpleNamespace:
     return SimpleNamespace(session=owner, tool="test")
 
 
-def test_lookups_create_no_weak_reference() -> None:
+def test_an_owner_is_held_by_one_weak_reference_however_often_it_is_looked_up() -> None:
     policy = FsPolicy()
     owner = Owner()
     actor = actor_of(owner)
@@ -78,11 +78,36 @@ def test_an_owner_in_a_reference_cycle_is_freed_by_the_collector() -> None:
     assert policy.owner_count() == 0
 
 
-def test_equal_strings_are_one_owner_and_a_lookup_records_nothing() -> None:
+class ValueOwner:
+    """Weakly referenceable but unhashable (equality without ``__hash__``)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ValueOwner)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize(
+    "owner",
+    ["session-1", ("a", 1), ["a"], ValueOwner()],
+    ids=["str", "tuple", "list", "unhashable"],
+)
+def test_an_owner_that_cannot_be_weakly_referenced_or_hashed_is_treated_as_no_owner(
+    owner: Any,
+) -> None:
     policy = FsPolicy()
-    assert policy.observed_version("s", TARGET.target_key) is None
-    assert policy.observed_version(Owner(), TARGET.target_key) is None
+    actor = actor_of(owner)
+    policy.fs_observed(target=TARGET, version="v1", actor=actor)
     assert policy.owner_count() == 0
-    policy.fs_observed(target=TARGET, version="v", actor=actor_of("".join(["s", "1"])))
-    assert policy.observed_version("s1", TARGET.target_key) == "v"
-    assert policy.owner_count() == 1
+    assert policy.observed_version(owner, TARGET.target_key) is None
+    assert policy.fs_write_intent(target=TARGET, actor=actor) == CreateIfAbsent()
+    with pytest.raises(FsError) as info:
+        policy.fs_edit_intent(target=TARGET, actor=actor)
+    assert str(info.value) == 'edit requires reading "/w/a.txt" first'
+
+
+def test_a_lookup_of_an_unknown_owner_records_nothing() -> None:
+    policy = FsPolicy()
+    assert policy.observed_version(Owner(), TARGET.target_key) is None
+    assert policy.observed_version(None, TARGET.target_key) is None
+    assert policy.owner_count() == 0

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from dsh_fs import (
     WriteIntent,
 )
 from dsh_fs.testing import FileSystemContract, Scratch
+from dsh_fs.workspace import CWD_ROOT, RootsOption
 from dsh_fs_memory import MemoryFileSystem, MemoryScratch
 
 
@@ -265,11 +266,24 @@ class IgnoresSameSizeChanges(DelegatingFileSystem):
         return None if info is None else FsInfo(f"size-{info.size}", info.type, info.size)
 
 
+class EnforcesOnlyInResolve(DelegatingFileSystem):
+    """Refuses outside paths in ``resolve`` only; the other primitives reach anything."""
+
+    def __init__(self, inner: MemoryFileSystem) -> None:
+        super().__init__(inner)
+        self.inner = inner.view(inner.cwd, roots=None)
+        self._resolver = inner
+
+    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
+        return await self._resolver.resolve(path, cwd=cwd)
+
+
 class BrokenScratch:
     """A ``MemoryScratch`` whose ``fs`` is a broken wrapper of the same backend."""
 
-    def __init__(self, broken: Callable[[MemoryFileSystem], FileSystem]) -> None:
+    def __init__(self, broken: Callable[[MemoryFileSystem], DelegatingFileSystem]) -> None:
         self._healthy = MemoryScratch()
+        self._broken = broken
         self._fs = broken(self._healthy.fs)
 
     @property
@@ -298,8 +312,25 @@ class BrokenScratch:
     def make_other(self, path: str) -> None:
         self._healthy.make_other(path)
 
+    def hard_link(self, path: str, existing: str) -> None:
+        self._healthy.hard_link(path, existing)
+
     def names(self, path: str = ".") -> list[str]:
         return self._healthy.names(path)
+
+    def backend(
+        self,
+        cwd: str,
+        *,
+        roots: RootsOption = CWD_ROOT,
+        read_only_roots: Iterable[str] = (),
+        read_only: bool = False,
+    ) -> FileSystem:
+        return self._broken(
+            self._healthy.backend(
+                cwd, roots=roots, read_only_roots=read_only_roots, read_only=read_only
+            )
+        )
 
 
 Case = tuple[type[DelegatingFileSystem], str, dict[str, Any]]
@@ -309,6 +340,7 @@ CASES: list[Case] = [
     (IgnoresGuards, "test_replace_if_version_of_a_changed_file_is_stale", {}),
     (IgnoresGuards, "test_replace_if_version_of_a_vanished_file_says_it_no_longer_exists", {}),
     (IgnoresGuards, "test_edit_of_stale_version_fails_before_matching", {"content": b"old text\n"}),
+    (IgnoresGuards, "test_guarded_edit_of_a_vanished_file_says_it_no_longer_exists", {}),
     (IgnoresGuards, "test_concurrent_guarded_writes_from_one_version_let_exactly_one_win", {}),
     (IgnoresGuards, "test_concurrent_guarded_edits_from_one_version_let_exactly_one_win", {}),
     (
@@ -366,6 +398,26 @@ CASES: list[Case] = [
         "test_primitive_called_in_a_cancelled_scope_raises_cancellation",
         {"primitive": "write_text"},
     ),
+    (
+        EnforcesOnlyInResolve,
+        "test_reads_of_a_target_whose_parent_now_leads_outside_are_refused",
+        {"name": "secret.txt"},
+    ),
+    (
+        EnforcesOnlyInResolve,
+        "test_writes_through_a_parent_that_now_leads_outside_are_refused",
+        {"name": "new/parents/f.txt", "intent": "none"},
+    ),
+    (
+        EnforcesOnlyInResolve,
+        "test_edits_through_a_parent_that_now_leads_outside_are_refused",
+        {"name": "secret.txt", "guarded": False},
+    ),
+    (
+        EnforcesOnlyInResolve,
+        "test_a_write_through_a_dangling_link_pointing_outside_creates_nothing",
+        {"intent": "none"},
+    ),
 ]
 
 
@@ -408,6 +460,7 @@ GUARDLESS_FAILURES = sorted(
         "test_edit_of_stale_version_fails_before_matching[now-binary]",
         "test_edit_of_stale_version_fails_before_matching[now-invalid-utf8]",
         "test_edit_of_stale_version_after_a_backend_write_fails",
+        "test_guarded_edit_of_a_vanished_file_says_it_no_longer_exists",
         "test_create_if_absent_refuses_to_overwrite_an_existing_file",
         "test_replace_if_version_of_a_changed_file_is_stale",
         "test_replace_if_version_of_a_file_changed_behind_the_backend_is_stale",
@@ -441,12 +494,16 @@ def test_pytest_reports_the_kit_failures_of_a_backend_that_ignores_guards(
 
 
             class TestHealthy(FileSystemContract):
+                supports_hard_links = False
+
                 @pytest.fixture
                 def scratch(self):
                     return broken_kit.BrokenScratch(broken_kit.DelegatingFileSystem)
 
 
             class TestGuardless(FileSystemContract):
+                supports_hard_links = False
+
                 @pytest.fixture
                 def scratch(self):
                     return broken_kit.BrokenScratch(broken_kit.IgnoresGuards)

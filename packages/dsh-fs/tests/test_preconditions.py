@@ -6,7 +6,14 @@ from collections.abc import Callable
 
 import pytest
 from dsh_fs import CreateIfAbsent, EditGuard, FsError, FsErrorCode, ReplaceIfVersion
-from dsh_fs.preconditions import check_edit, check_write
+from dsh_fs.preconditions import (
+    check_edit,
+    check_write,
+    not_directory,
+    not_found,
+    not_regular,
+    parent_not_directory,
+)
 
 P = "/w/a.txt"
 
@@ -50,12 +57,42 @@ def test_writes_that_meet_their_intent_pass() -> None:
     check_write(P, ("file", "v1"), ReplaceIfVersion("v1"))
 
 
-def test_edit_of_an_absent_file_is_stale_guarded_or_not() -> None:
-    for guard in (None, EditGuard("v1")):
-        assert _fails(check_edit, P, None, guard) == (
-            'cannot edit "/w/a.txt": file changed since it was read',
-            FsErrorCode.FS_STALE_VERSION,
-        )
+def test_unguarded_edit_of_an_absent_file_is_not_found() -> None:
+    assert _fails(check_edit, P, None, None) == (
+        'cannot edit "/w/a.txt": not found',
+        FsErrorCode.FS_NOT_FOUND,
+    )
+
+
+def test_guarded_edit_of_a_vanished_file_says_it_no_longer_exists() -> None:
+    assert _fails(check_edit, P, None, EditGuard("v1")) == (
+        'cannot edit "/w/a.txt": file no longer exists',
+        FsErrorCode.FS_STALE_VERSION,
+    )
+
+
+@pytest.mark.parametrize(
+    ("build", "message", "code"),
+    [
+        (not_found, 'cannot list "/w/a.txt": not found', FsErrorCode.FS_NOT_FOUND),
+        (not_directory, 'cannot list "/w/a.txt": not a directory', FsErrorCode.FS_NOT_DIRECTORY),
+        (
+            parent_not_directory,
+            'cannot list "/w/a.txt": a parent path segment is not a directory',
+            FsErrorCode.FS_NOT_FOUND,
+        ),
+        (
+            not_regular,
+            'cannot list "/w/a.txt": not a regular file',
+            FsErrorCode.FS_NOT_REGULAR_FILE,
+        ),
+    ],
+)
+def test_shared_refusals_are_spelled_once(
+    build: Callable[[str, str], FsError], message: str, code: FsErrorCode
+) -> None:
+    err = build("list", P)
+    assert (str(err), err.code) == (message, code)
 
 
 def test_edit_checks_the_type_before_the_guard() -> None:

@@ -19,7 +19,7 @@ import pytest
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs import streaming as streaming_module
 from dsh_fs import text as text_module
-from dsh_fs.streaming import LineSkipping, SkippedLines, TextStream
+from dsh_fs.streaming import SkippedLines, SupportsSkipLines, TextStream
 from dsh_fs.text import BOM, StreamDecoder, decode_text
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -291,7 +291,7 @@ def test_a_cancelled_skip_propagates_and_ends_the_stream(opened_first: bool) -> 
 
 
 def test_text_stream_is_line_skipping() -> None:
-    assert isinstance(TextStream(lambda: BytesSource(b""), P), LineSkipping)
+    assert isinstance(TextStream(lambda: BytesSource(b""), P), SupportsSkipLines)
 
 
 # --- StreamDecoder.check -------------------------------------------------------

@@ -1,7 +1,7 @@
 """A streamed read gives exactly the whole-text read, also when the stream skips lines.
 
 The read tool streams large files and, when the backend's stream offers
-``skip_lines`` (``dsh_fs.streaming.LineSkipping``), passes over the lines it
+``skip_lines`` (``dsh_fs.streaming.SupportsSkipLines``), passes over the lines it
 only counts. These tests run the same read both ways on ``MemoryFileSystem``
 with tiny chunks, so every boundary — a window start, an over-long line or a
 ``\\r\\n`` split across chunks — is crossed.
@@ -18,7 +18,8 @@ import pytest
 from dsh_fs import FsTarget
 from dsh_fs import streaming as streaming_module
 from dsh_fs import text as text_module
-from dsh_fs.streaming import LineSkipping, SkippedLines, TextStream
+from dsh_fs.streaming import SkippedLines, TextStream
+from dsh_fs.streaming import SupportsSkipLines
 from dsh_fs_memory import MemoryFileSystem
 from dsh_fs_memory import _memory as memory_module
 from dsh_tool_fs import ToolFs, ToolResult
@@ -89,7 +90,7 @@ class CountingMemory(MemoryFileSystem):
         return CountingStream(inner, self)
 
 
-class CountingStream(LineSkipping):
+class CountingStream(SupportsSkipLines):
     def __init__(self, inner: TextStream, owner: CountingMemory) -> None:
         self.inner = inner
         self.owner = owner

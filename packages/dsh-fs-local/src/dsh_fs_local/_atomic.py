@@ -33,9 +33,9 @@ from collections.abc import Callable
 
 from anyio import from_thread
 from dsh_fs import FsError, FsErrorCode
-from dsh_fs.preconditions import not_regular
+from dsh_fs.preconditions import not_regular, parent_not_directory
 
-from ._os_errors import PARENT_NOT_DIRECTORY, os_failure
+from ._os_errors import os_failure
 from ._paths import version_of
 from ._reading import READ_FLAGS, read_all
 
@@ -353,10 +353,6 @@ def _remove_directories(created: list[str]) -> None:
             return
 
 
-def _parent_not_directory(verb: str, display_path: str) -> FsError:
-    return FsError.cannot(verb, display_path, PARENT_NOT_DIRECTORY, FsErrorCode.FS_NOT_FOUND)
-
-
 def mutate(
     key: str, display_path: str, verb: str, check: Check, plan: Plan
 ) -> tuple[str, bytes | None]:
@@ -379,7 +375,7 @@ def mutate(
     except BaseException as exc:
         _remove_directories(created)
         if isinstance(exc, NotADirectoryError | FileExistsError):
-            raise _parent_not_directory(verb, display_path) from exc
+            raise parent_not_directory(verb, display_path) from exc
         if isinstance(exc, OSError):
             raise os_failure(verb, display_path, exc) from exc
         raise
@@ -390,7 +386,7 @@ def mutate(
         except FileNotFoundError:
             current = None
         except NotADirectoryError as exc:
-            raise _parent_not_directory(verb, display_path) from exc
+            raise parent_not_directory(verb, display_path) from exc
         check(current)
         if current is not None and not _may_write(key):
             # Replacing by rename only needs the directory's permission; a

@@ -5,7 +5,8 @@ from __future__ import annotations
 import errno
 import os
 
-from dsh_fs import EntryType, FsDirEntry, FsError, FsErrorCode, new_dir_entry
+from dsh_fs import EntryType, FsDirEntry, FsError, FsTarget
+from dsh_fs.preconditions import not_directory, not_found
 
 from ._os_errors import os_failure
 from ._paths import entry_type_of, version_of
@@ -13,14 +14,14 @@ from ._paths import entry_type_of, version_of
 
 def _list_failure(key: str, display_path: str, exc: OSError) -> FsError:
     if exc.errno == errno.ENOENT:
-        return FsError.cannot("list", display_path, "not found", FsErrorCode.FS_NOT_FOUND)
+        return not_found("list", display_path)
     if exc.errno == errno.ENOTDIR:
         # Either the target is not a directory, or a parent segment is a file.
         try:
             os.stat(key)
         except OSError:
-            return FsError.cannot("list", display_path, "not found", FsErrorCode.FS_NOT_FOUND)
-        return FsError.cannot("list", display_path, "not a directory", FsErrorCode.FS_NOT_DIRECTORY)
+            return not_found("list", display_path)
+        return not_directory("list", display_path)
     return os_failure("list", display_path, exc)
 
 
@@ -78,7 +79,8 @@ def list_directory(key: str, display_path: str, with_stat: bool) -> list[FsDirEn
                     except OSError:
                         # Removed between readdir and a needed stat: skip it.
                         continue
-                append(new_dir_entry(name, kind, child_key, display_prefix + name, version, size))
+                target = FsTarget(child_key, display_prefix + name)
+                append(FsDirEntry(name, kind, target, version, size))
         except OSError as exc:
             raise os_failure("list", display_path, exc) from exc
     return entries

@@ -23,13 +23,13 @@ from dsh_fs import (
     FsWriteOutcome,
     WriteIntent,
 )
+from dsh_fs.locks import TargetLocks
 from dsh_fs.preconditions import check_edit, check_write
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import AppliedEdit, apply_edit, decode_previous, encode_text, written_text
 
 from ._atomic import mutate
 from ._listing import list_directory
-from ._locks import TargetLocks
 from ._os_errors import os_failure
 from ._paths import display_path_of, entry_type_of, path_type_of, target_key_of, version_of
 from ._reading import FileSource, read_text_file

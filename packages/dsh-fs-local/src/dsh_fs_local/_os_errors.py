@@ -6,8 +6,7 @@ import errno
 import os
 
 from dsh_fs import FsError, FsErrorCode
-
-PARENT_NOT_DIRECTORY = "a parent path segment is not a directory"
+from dsh_fs.preconditions import not_found, parent_not_directory
 
 
 def os_failure(verb: str, display_path: str, exc: OSError) -> FsError:
@@ -24,9 +23,9 @@ def os_failure(verb: str, display_path: str, exc: OSError) -> FsError:
             verb, display_path, "permission denied", FsErrorCode.FS_PERMISSION_DENIED
         )
     if code == errno.ENOENT:
-        return FsError.cannot(verb, display_path, "not found", FsErrorCode.FS_NOT_FOUND)
+        return not_found(verb, display_path)
     if code == errno.ENOTDIR:
-        return FsError.cannot(verb, display_path, PARENT_NOT_DIRECTORY, FsErrorCode.FS_NOT_FOUND)
+        return parent_not_directory(verb, display_path)
     return FsError.cannot(verb, display_path, os_error_text(exc), FsErrorCode.FS_IO_ERROR)
 
 

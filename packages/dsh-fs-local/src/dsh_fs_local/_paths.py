@@ -7,8 +7,9 @@ import os
 import stat as st
 
 from dsh_fs import EntryType, FsError, FsErrorCode, PathType
+from dsh_fs.preconditions import parent_not_directory
 
-from ._os_errors import PARENT_NOT_DIRECTORY, os_error_text
+from ._os_errors import os_error_text
 
 _PROC_FD = "/proc/self/fd/"
 _HAS_O_PATH = hasattr(os, "O_PATH") and os.path.isdir(_PROC_FD)
@@ -67,9 +68,7 @@ def target_key_of(display_path: str) -> str:
         key = _realpath_existing(display_path)
     except OSError as exc:
         if exc.errno == errno.ENOTDIR:
-            raise FsError.cannot(
-                "resolve", display_path, PARENT_NOT_DIRECTORY, FsErrorCode.FS_NOT_FOUND
-            ) from exc
+            raise parent_not_directory("resolve", display_path) from exc
         if exc.errno in (errno.ENOENT, errno.EACCES, errno.EPERM):
             return os.path.realpath(display_path)
         raise FsError.cannot(

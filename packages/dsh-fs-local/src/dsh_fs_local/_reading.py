@@ -13,8 +13,8 @@ import errno
 import os
 import stat as st
 
-from dsh_fs import FsError, FsErrorCode
-from dsh_fs.preconditions import not_regular
+from dsh_fs import FsError
+from dsh_fs.preconditions import not_found, not_regular
 from dsh_fs.text import decode_text
 
 from ._os_errors import os_failure
@@ -26,7 +26,7 @@ STREAM_CHUNK_BYTES = 1 << 20
 
 def _lookup_failure(verb: str, display_path: str, exc: OSError) -> FsError:
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return FsError.cannot(verb, display_path, "not found", FsErrorCode.FS_NOT_FOUND)
+        return not_found(verb, display_path)
     return os_failure(verb, display_path, exc)
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from dsh_fs.workspace import CWD_ROOT, RootsOption
+
 from ._memory import MemoryFileSystem
 
 
@@ -9,7 +13,9 @@ class MemoryScratch:
     """A fresh ``MemoryFileSystem`` whose ``cwd`` is an empty scratch directory.
 
     Satisfies :class:`dsh_fs.testing.Scratch`: the out-of-band methods take
-    paths relative to ``root`` and use the backend's own helper methods.
+    paths relative to ``root`` and use the backend's own helper methods;
+    ``backend`` is :meth:`MemoryFileSystem.view` of the same tree. There are
+    no hard links (``hard_link`` raises; declare ``supports_hard_links = False``).
     """
 
     def __init__(self, root: str = "/scratch") -> None:
@@ -42,5 +48,18 @@ class MemoryScratch:
     def make_other(self, path: str) -> None:
         self._fs.add_other(path)
 
+    def hard_link(self, path: str, existing: str) -> None:
+        raise NotImplementedError("the memory backend has no hard links")
+
     def names(self, path: str = ".") -> list[str]:
         return self._fs.names(path)
+
+    def backend(
+        self,
+        cwd: str,
+        *,
+        roots: RootsOption = CWD_ROOT,
+        read_only_roots: Iterable[str] = (),
+        read_only: bool = False,
+    ) -> MemoryFileSystem:
+        return self._fs.view(cwd, roots=roots, read_only_roots=read_only_roots, read_only=read_only)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 from dsh_fs import (
@@ -16,15 +15,6 @@ from dsh_fs import (
     WriteIntent,
     hookimpl,
 )
-
-
-def _forget(table: dict[int, Any], key: int) -> Callable[[weakref.ref[Any]], None]:
-    """The callback that drops ``key`` from ``table`` once its owner is collected."""
-
-    def forget(_: weakref.ref[Any]) -> None:
-        table.pop(key, None)
-
-    return forget
 
 
 class FsPolicy:
@@ -45,53 +35,34 @@ class FsPolicy:
 
     State lives in the instance: a new instance starts empty, and
     :meth:`reset` (which ``dsh_tool_fs.ToolFs.unregister`` calls) drops it.
-    Owners that cannot be weakly referenced (a plain string, say) are held in
-    a strong map instead, cleared the same way.
-
-    Weakly referenceable owners are told apart by identity: their map is
-    keyed by ``id(owner)`` and holds one weak reference per owner, made when
-    the owner first records something, whose callback removes the entry when
-    the owner is collected (before its id can be reused). Looking an owner
-    up therefore creates nothing, unlike a ``WeakKeyDictionary`` lookup,
-    which makes a fresh weak reference on every call.
+    The map is a :class:`weakref.WeakKeyDictionary`, so owners are told apart
+    as dictionary keys are (by identity, unless the session class defines
+    equality). An owner that cannot be weakly referenced or hashed (a plain
+    string, a list) is treated like no owner: nothing is recorded for it and
+    nothing is authorized — a state that could never be freed, or that two
+    equal strings would silently share, is not an observation to rely on.
     """
 
     def __init__(self) -> None:
-        self._weak: dict[int, tuple[weakref.ref[Any], dict[str, str]]] = {}
-        self._strong: dict[Any, dict[str, str]] = {}
+        self._observed: weakref.WeakKeyDictionary[Any, dict[str, str]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def reset(self) -> None:
         """Forget every observation of every owner."""
-        self._weak = {}
-        self._strong = {}
+        self._observed = weakref.WeakKeyDictionary()
 
     def owner_count(self) -> int:
         """How many owners currently hold observations (for tests and diagnostics)."""
-        return len(self._weak) + len(self._strong)
+        return len(self._observed)
 
     def observed_version(self, owner: Any, target_key: str) -> str | None:
         """The version ``owner`` last observed of ``target_key``, if any."""
-        if owner is None:
-            return None
-        versions = self._versions(owner, create=False)
-        return None if versions is None else versions.get(target_key)
-
-    def _versions(self, owner: Any, *, create: bool) -> dict[str, str] | None:
-        entry = self._weak.get(id(owner))
-        if entry is not None:
-            return entry[1]
         try:
-            ref = weakref.ref(owner, _forget(self._weak, id(owner)))
-        except TypeError:  # not weakly referenceable: keep it strongly
-            versions = self._strong.get(owner)
-            if versions is None and create:
-                versions = self._strong[owner] = {}
-            return versions
-        if not create:
+            versions = self._observed.get(owner)
+        except TypeError:  # None, or an owner that cannot be weakly referenced or hashed
             return None
-        versions = {}
-        self._weak[id(owner)] = (ref, versions)
-        return versions
+        return None if versions is None else versions.get(target_key)
 
     @hookimpl(tryfirst=True)
     def fs_write_intent(self, target: FsTarget, actor: Any) -> WriteIntent:
@@ -111,12 +82,8 @@ class FsPolicy:
     @hookimpl
     def fs_observed(self, target: FsTarget, version: str, actor: Any) -> None:
         owner = getattr(actor, "session", None)
-        if owner is None:
+        try:
+            versions = self._observed.setdefault(owner, {})
+        except TypeError:  # None, or an owner that cannot be weakly referenced or hashed
             return
-        entry = self._weak.get(id(owner))  # the usual case, inline: a session seen before
-        if entry is not None:
-            entry[1][target.target_key] = version
-            return
-        versions = self._versions(owner, create=True)
-        assert versions is not None
         versions[target.target_key] = version

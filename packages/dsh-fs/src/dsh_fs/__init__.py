@@ -21,7 +21,6 @@ from ._types import (
     PathType,
     ReplaceIfVersion,
     WriteIntent,
-    new_dir_entry,
 )
 from .entry_points import (
     BACKENDS_GROUP,
@@ -62,5 +61,4 @@ __all__ = [
     "load_backend_factory",
     "load_plugin",
     "make_plugin_manager",
-    "new_dir_entry",
 ]

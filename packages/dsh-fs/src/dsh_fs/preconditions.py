@@ -1,9 +1,11 @@
-"""The checks a mutation makes inside its critical section, in contract order.
+"""The checks a mutation makes inside its critical section, and the shared messages.
 
-Every backend runs them on the target's current state, under its per-target
-lock, before touching content: the type first, then the intent or guard
-(so a stale guard fails before any matching, SPEC 2.3 rule 3). Keeping them
-here keeps the messages and their order identical across backends.
+Every backend runs :func:`check_write` / :func:`check_edit` on the target's
+current state, under its per-target lock, before touching content: presence
+and type first, then the intent or guard (so a stale guard fails before any
+matching, SPEC 2.3 rule 3). The message builders beside them are the
+refusals every backend words the same way (``not found``, ``not a
+directory`` …): one spelling, so the backends cannot drift apart.
 """
 
 from __future__ import annotations
@@ -11,7 +13,34 @@ from __future__ import annotations
 from ._errors import FsError, FsErrorCode
 from ._types import CreateIfAbsent, EditGuard, EntryType, ReplaceIfVersion, WriteIntent
 
+__all__ = [
+    "check_edit",
+    "check_write",
+    "not_directory",
+    "not_found",
+    "not_regular",
+    "parent_not_directory",
+]
+
 _STALE = "file changed since it was read"
+_GONE = "file no longer exists"
+
+
+def not_found(verb: str, display_path: str) -> FsError:
+    """``cannot <verb> "<p>": not found`` (``FS_NOT_FOUND``)."""
+    return FsError.cannot(verb, display_path, "not found", FsErrorCode.FS_NOT_FOUND)
+
+
+def not_directory(verb: str, display_path: str) -> FsError:
+    """``cannot <verb> "<p>": not a directory`` (``FS_NOT_DIRECTORY``)."""
+    return FsError.cannot(verb, display_path, "not a directory", FsErrorCode.FS_NOT_DIRECTORY)
+
+
+def parent_not_directory(verb: str, display_path: str) -> FsError:
+    """``cannot <verb> "<p>": a parent path segment is not a directory`` (``FS_NOT_FOUND``)."""
+    return FsError.cannot(
+        verb, display_path, "a parent path segment is not a directory", FsErrorCode.FS_NOT_FOUND
+    )
 
 
 def not_regular(verb: str, display_path: str) -> FsError:
@@ -32,9 +61,7 @@ def check_write(
         raise not_regular("write", display_path)
     if isinstance(expected, ReplaceIfVersion):
         if current is None:
-            raise FsError.cannot(
-                "write", display_path, "file no longer exists", FsErrorCode.FS_STALE_VERSION
-            )
+            raise FsError.cannot("write", display_path, _GONE, FsErrorCode.FS_STALE_VERSION)
         if current[1] != expected.version:
             raise FsError.cannot("write", display_path, _STALE, FsErrorCode.FS_STALE_VERSION)
     elif isinstance(expected, CreateIfAbsent) and current is not None:
@@ -49,11 +76,15 @@ def check_edit(
 ) -> None:
     """Raise the edit's ``FsError`` for the current ``(type, version)`` (``None``: absent).
 
-    Order: absent (stale, guarded or not), not a regular file, then a guard
-    of another version — all before the content is read or matched.
+    Order: absent, not a regular file, then a guard of another version — all
+    before the content is read or matched. An absent file is ``not found``
+    for an unguarded edit, but ``file no longer exists`` (stale) for a
+    guarded one: it was read, then it vanished.
     """
     if current is None:
-        raise FsError.cannot("edit", display_path, _STALE, FsErrorCode.FS_STALE_VERSION)
+        if guard is None:
+            raise not_found("edit", display_path)
+        raise FsError.cannot("edit", display_path, _GONE, FsErrorCode.FS_STALE_VERSION)
     if current[0] != "file":
         raise not_regular("edit", display_path)
     if guard is not None and current[1] != guard.version:

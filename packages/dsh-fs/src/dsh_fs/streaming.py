@@ -5,11 +5,13 @@ that needs only the *number* of lines in most of a file — the read tool
 shows a window and counts the lines before and after it — saves most of
 its work when the backend counts ``\\n`` in the raw bytes instead: no
 ``str`` is built for those lines, and plain ASCII is only checked, never
-decoded. :class:`LineSkipping` is that optional capability of a stream;
-consumers test for it with ``isinstance`` and fall back to iterating.
+decoded. :class:`SupportsSkipLines` is that *optional* capability of a
+stream: a backend may offer it, a consumer tests for it with ``isinstance``
+and falls back to plain iteration when it is absent. The seam promises
+nothing beyond ``AsyncIterator[str]``.
 
 :class:`TextStream` implements both ``stream_text`` and
-:class:`LineSkipping` over any blocking :class:`ByteSource` (a file
+:class:`SupportsSkipLines` over any blocking :class:`ByteSource` (a file
 descriptor, bytes in memory), with the text rules of :mod:`dsh_fs.text`:
 a backend supplies the bytes and says how its blocking steps run (in a
 worker thread, or inline).
@@ -29,9 +31,9 @@ __all__ = [
     "CHUNK_BYTES",
     "SKIP_BYTES_PER_STEP",
     "ByteSource",
-    "LineSkipping",
     "Run",
     "SkippedLines",
+    "SupportsSkipLines",
     "TextStream",
     "run_inline",
 ]
@@ -46,7 +48,7 @@ T = TypeVar("T")
 
 
 class SkippedLines(NamedTuple):
-    """What :meth:`LineSkipping.skip_lines` passed over."""
+    """What :meth:`SupportsSkipLines.skip_lines` passed over."""
 
     newlines: int
     """How many ``\\n`` were passed: the count asked for, or fewer at the end of the text."""
@@ -55,8 +57,13 @@ class SkippedLines(NamedTuple):
 
 
 @runtime_checkable
-class LineSkipping(Protocol):
-    """A text stream that can pass over lines without producing their text."""
+class SupportsSkipLines(Protocol):
+    """Optional capability of a text stream: pass over lines without producing their text.
+
+    Nothing requires a backend's ``stream_text`` to offer it; the read tool
+    uses it when ``isinstance(stream, SupportsSkipLines)`` and iterates
+    otherwise, with the same result.
+    """
 
     async def skip_lines(self, count: int | None = None) -> SkippedLines:
         """Pass over the text up to and including the ``count``-th next ``\\n``.
@@ -214,7 +221,7 @@ def _find_newlines(buffer: bytearray, wanted: int, lo: int, hi: int) -> tuple[in
     return found, stop
 
 
-class TextStream(LineSkipping):
+class TextStream(SupportsSkipLines):
     """``stream_text`` over a blocking byte source, with :meth:`skip_lines`.
 
     ``open_source`` is called by the first step (so a missing file fails on

@@ -15,6 +15,24 @@ from typing import Any, TypeAlias, TypeVar
 from ._errors import FsError, FsErrorCode
 from ._types import FsEditRequest
 
+__all__ = [
+    "BINARY_SNIFF_BYTES",
+    "BOM",
+    "LINE_ENDING_SNIFF_CHARS",
+    "AppliedEdit",
+    "Bytes",
+    "StreamDecoder",
+    "apply_edit",
+    "decode_previous",
+    "decode_text",
+    "encode_text",
+    "normalize_newlines",
+    "not_text",
+    "nth_newline",
+    "uses_crlf",
+    "written_text",
+]
+
 BOM = codecs.BOM_UTF8
 T = TypeVar("T", str, bytes, bytearray)
 BINARY_SNIFF_BYTES = 8192
@@ -38,6 +56,8 @@ def uses_crlf(text: str) -> bool:
 
 
 def not_text(verb: str, display_path: str, why: str) -> FsError:
+    """``cannot <verb> "<p>": <why>`` (``FS_NOT_TEXT``); ``why`` is ``binary file`` or
+    ``invalid UTF-8 text``."""
     return FsError.cannot(verb, display_path, why, FsErrorCode.FS_NOT_TEXT)
 
 

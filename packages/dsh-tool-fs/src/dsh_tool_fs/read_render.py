@@ -121,7 +121,7 @@ class WindowBuilder:
         Before ``offset``, the newlines up to line ``offset``; inside an over-long
         line whose shown head is complete, 1 (the rest of that line); after the
         window, ``None`` — everything left. A stream with ``skip_lines``
-        (:class:`dsh_fs.streaming.LineSkipping`) can pass over these without
+        (:class:`dsh_fs.streaming.SupportsSkipLines`) can pass over these without
         producing text; report what it passed with :meth:`skipped`.
         """
         if self._phase == _SKIP:

@@ -14,8 +14,9 @@ inspect the exact stored bytes.
 """
 
 from . import _assert_rewrite  # first: before the contract modules are imported
-from ._base import ContractBase
+from ._base import ContractBase, requires
 from ._concurrency_contract import CancellationContract, SerializationContract
+from ._containment_contract import ContainmentContract, build_containment_tree
 from ._contract import FileSystemContract
 from ._edit_contract import EditContract
 from ._list_contract import ListContract, build_listing_tree
@@ -28,6 +29,7 @@ del _assert_rewrite
 
 __all__ = [
     "CancellationContract",
+    "ContainmentContract",
     "ContractBase",
     "EditContract",
     "FileSystemContract",
@@ -38,5 +40,7 @@ __all__ = [
     "SerializationContract",
     "StatContract",
     "WriteContract",
+    "build_containment_tree",
     "build_listing_tree",
+    "requires",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._concurrency_contract import CancellationContract, SerializationContract
+from ._containment_contract import ContainmentContract
 from ._edit_contract import EditContract
 from ._list_contract import ListContract
 from ._paths_contract import ResolveContract, StatContract
@@ -19,8 +20,10 @@ class FileSystemContract(
     EditContract,
     SerializationContract,
     CancellationContract,
+    ContainmentContract,
 ):
-    """Every rule of SPEC 2.3 and every host-independent message of SPEC 3.1.
+    """Every rule of SPEC 2.3, every host-independent message of SPEC 3.1, and the
+    workspace containment of SPEC 3.3.
 
     Inherit it in a class whose name starts with ``Test`` and give it one
     fixture, ``scratch``, returning a fresh :class:`~dsh_fs.testing.Scratch`::
@@ -34,6 +37,8 @@ class FileSystemContract(
     The tests are ``async`` and run under anyio's pytest plugin; the class
     provides the ``anyio_backend`` fixture (``"asyncio"``) itself. A single
     concern can be run by inheriting one of the parts instead
-    (``ResolveContract``, ``EditContract`` …). A test that cannot apply to a
-    backend is overridden in the subclass (and the README says why).
+    (``ResolveContract``, ``EditContract``, ``ContainmentContract`` …). A
+    backend without symlinks, special files or hard links says so with the
+    capability flags (``supports_symlinks = False`` …); the tests that need
+    one are skipped, naming the flag.
     """

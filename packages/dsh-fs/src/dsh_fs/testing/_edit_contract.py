@@ -6,8 +6,8 @@ import pytest
 
 from .._errors import FsError, FsErrorCode
 from .._types import EditGuard, FsEditRequest
-from ._base import ContractBase
-from ._expect import NON_REGULAR_KINDS, expect_fs_error, make_non_regular
+from ._base import NON_REGULAR_KINDS, ContractBase, requires
+from ._expect import expect_fs_error
 from ._scratch import Scratch
 
 STALE = FsErrorCode.FS_STALE_VERSION
@@ -102,20 +102,35 @@ class EditContract(ContractBase):
         assert outcome.version != info.version
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("guarded", [False, True])
-    async def test_edit_of_an_absent_file_fails_as_changed_since_read(
-        self, scratch: Scratch, guarded: bool
-    ) -> None:
+    async def test_unguarded_edit_of_an_absent_file_is_not_found(self, scratch: Scratch) -> None:
         scratch.mkdir("d")
         for path in ("d/absent.txt", "d/no/such/dir.txt"):
             await self._refused(
                 scratch,
                 path,
                 FsEditRequest("a", "b"),
-                STALE,
-                'cannot edit "<p>": file changed since it was read',
-                EditGuard("some-version") if guarded else None,
+                FsErrorCode.FS_NOT_FOUND,
+                'cannot edit "<p>": not found',
             )
+        assert scratch.names("d") == []
+
+    @pytest.mark.anyio
+    async def test_guarded_edit_of_a_vanished_file_says_it_no_longer_exists(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("d/f.txt", b"was here\n")
+        target = await scratch.fs.resolve("d/f.txt")
+        seen = await scratch.fs.stat(target)
+        assert seen is not None
+        scratch.remove("d/f.txt")
+        await self._refused(
+            scratch,
+            "d/f.txt",
+            FsEditRequest("was", "is"),
+            STALE,
+            'cannot edit "<p>": file no longer exists',
+            EditGuard(seen.version),
+        )
         assert scratch.names("d") == []
 
     @pytest.mark.anyio
@@ -124,7 +139,7 @@ class EditContract(ContractBase):
     async def test_edit_of_a_non_regular_file_fails(
         self, scratch: Scratch, kind: str, guarded: bool
     ) -> None:
-        path = make_non_regular(scratch, kind)
+        path = self.make_non_regular(scratch, kind)
         await self._refused(
             scratch,
             path,
@@ -357,6 +372,7 @@ class EditContract(ContractBase):
         assert scratch.get("f.txt") == ("z" * 10000 + "ok\n").encode()
         assert outcome.after == "z" * 10000 + "ok\n"
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     async def test_edit_through_a_symlink_keeps_the_link_and_changes_its_file(
         self, scratch: Scratch

@@ -18,8 +18,7 @@ import pytest
 from .._errors import FsError, FsErrorCode
 from .._filesystem import FileSystem
 from .._types import FsTarget
-from ..streaming import LineSkipping
-from ._scratch import Scratch
+from ..streaming import SupportsSkipLines
 
 ReadHow: TypeAlias = Literal["read_text", "stream_text", "skip_lines"]
 READ_HOWS: tuple[ReadHow, ...] = ("read_text", "stream_text")
@@ -27,29 +26,6 @@ READ_HOWS: tuple[ReadHow, ...] = ("read_text", "stream_text")
 CHECK_HOWS: tuple[ReadHow, ...] = (*READ_HOWS, "skip_lines")
 """The ways to read a file that must all refuse it the same way: also ``skip_lines(None)``
 of the stream, when the backend's stream offers it (optional)."""
-
-
-NON_REGULAR_KINDS = ("directory", "other", "symlink to a directory")
-"""Targets every content primitive must refuse as ``not a regular file``."""
-
-
-def make_non_regular(scratch: Scratch, kind: str) -> str:
-    """Create an entry of ``kind`` (one of :data:`NON_REGULAR_KINDS`); return its path.
-
-    ::
-
-        dir/            "directory"
-        thing           "other" (a FIFO, a socket …)
-        to_dir -> dir   "symlink to a directory"
-    """
-    scratch.mkdir("dir")
-    if kind == "directory":
-        return "dir"
-    if kind == "other":
-        scratch.make_other("thing")
-        return "thing"
-    scratch.symlink("to_dir", "dir")
-    return "to_dir"
 
 
 def under(root: str, rel: str) -> str:
@@ -96,7 +72,7 @@ async def read_via(fs: FileSystem, target: FsTarget, how: ReadHow) -> str:
     return "".join(await collect_stream(fs.stream_text(target)))
 
 
-class SkippingStream(LineSkipping, Protocol):
+class SkippingStream(SupportsSkipLines, Protocol):
     def __aiter__(self) -> AsyncIterator[str]: ...
     async def __anext__(self) -> str: ...
     async def aclose(self) -> None: ...
@@ -105,7 +81,7 @@ class SkippingStream(LineSkipping, Protocol):
 def skipping_stream(fs: FileSystem, target: FsTarget) -> SkippingStream:
     """``fs.stream_text(target)`` when it offers ``skip_lines``; else the test is skipped."""
     stream = fs.stream_text(target)
-    if not isinstance(stream, LineSkipping):
+    if not isinstance(stream, SupportsSkipLines):
         pytest.skip("this backend's stream_text offers no skip_lines (an optional capability)")
     return cast(SkippingStream, stream)
 

@@ -5,62 +5,66 @@ from __future__ import annotations
 import pytest
 
 from .._errors import FsErrorCode
-from ._base import ContractBase
+from .._types import EntryType
+from ._base import ContractBase, requires
 from ._expect import expect_fs_error, under
 from ._scratch import Scratch
 
 
-def build_listing_tree(scratch: Scratch) -> None:
-    """The tree the listing tests look at.
+def build_listing_tree(
+    scratch: Scratch, *, symlinks: bool = True, special_files: bool = True
+) -> dict[str, EntryType]:
+    """Build the tree the listing tests look at; return each child's expected type.
 
     root/
     └── d/
         ├── f.txt            (file, 5 bytes)
         ├── .hidden          (file, 0 bytes)
         ├── sub/             (directory, holds x.txt)
-        ├── thing            (other)
-        ├── to_sub -> sub    (symlink to a directory: "directory")
-        ├── to_f -> f.txt    (symlink to a file: "file")
-        └── broken -> nope   (broken symlink: "other")
+        ├── thing            (other; only with special_files)
+        ├── to_sub -> sub    (symlink to a directory: "directory"; only with symlinks)
+        ├── to_f -> f.txt    (symlink to a file: "file"; only with symlinks)
+        └── broken -> nope   (broken symlink: "other"; only with symlinks)
     """
     scratch.put("d/f.txt", b"hello")
     scratch.put("d/.hidden", b"")
     scratch.put("d/sub/x.txt", b"x")
-    scratch.make_other("d/thing")
-    scratch.symlink("d/to_sub", "sub")
-    scratch.symlink("d/to_f", "f.txt")
-    scratch.symlink("d/broken", "nope")
-
-
-LISTING_TYPES = {
-    "f.txt": "file",
-    ".hidden": "file",
-    "sub": "directory",
-    "thing": "other",
-    "to_sub": "directory",
-    "to_f": "file",
-    "broken": "other",
-}
+    types: dict[str, EntryType] = {"f.txt": "file", ".hidden": "file", "sub": "directory"}
+    if special_files:
+        scratch.make_other("d/thing")
+        types["thing"] = "other"
+    if symlinks:
+        scratch.symlink("d/to_sub", "sub")
+        scratch.symlink("d/to_f", "f.txt")
+        scratch.symlink("d/broken", "nope")
+        types.update({"to_sub": "directory", "to_f": "file", "broken": "other"})
+    return types
 
 
 class ListContract(ContractBase):
     """Listing: names, types through symlinks, targets, ``stat=True`` data, errors."""
+
+    def listing_tree(self, scratch: Scratch) -> dict[str, EntryType]:
+        """:func:`build_listing_tree` with what this backend supports."""
+        return build_listing_tree(
+            scratch, symlinks=self.supports_symlinks, special_files=self.supports_special_files
+        )
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("with_stat", [False, True])
     async def test_list_dir_gives_every_direct_child_with_its_type(
         self, scratch: Scratch, with_stat: bool
     ) -> None:
-        build_listing_tree(scratch)
+        types = self.listing_tree(scratch)
         entries = await scratch.fs.list_dir(await scratch.fs.resolve("d"), stat=with_stat)
-        assert sorted(e.name for e in entries) == sorted(LISTING_TYPES)
-        assert {e.name: e.type for e in entries} == LISTING_TYPES
+        assert sorted(e.name for e in entries) == sorted(types)
+        assert {e.name: e.type for e in entries} == types
 
     @pytest.mark.anyio
     async def test_list_dir_entry_targets_are_the_parent_joined_with_the_name(
         self, scratch: Scratch
     ) -> None:
-        build_listing_tree(scratch)
+        self.listing_tree(scratch)
         parent = await scratch.fs.resolve("d")
         for entry in await scratch.fs.list_dir(parent):
             assert entry.target.display_path == under(parent.display_path, entry.name)
@@ -68,16 +72,18 @@ class ListContract(ContractBase):
 
     @pytest.mark.anyio
     async def test_list_dir_with_stat_gives_versions_and_file_sizes(self, scratch: Scratch) -> None:
-        build_listing_tree(scratch)
+        types = self.listing_tree(scratch)
         fs = scratch.fs
         entries = {e.name: e for e in await fs.list_dir(await fs.resolve("d"), stat=True)}
-        for name in ("f.txt", ".hidden", "sub", "to_sub", "to_f", "thing"):
+        for name in types.keys() - {"broken"}:
             info = await fs.stat(entries[name].target)
             assert info is not None, name
             assert entries[name].version == info.version, name
         assert entries["f.txt"].size == 5
         assert entries[".hidden"].size == 0
-        assert entries["to_f"].size == 5
+        if self.supports_symlinks:
+            assert entries["to_f"].size == 5
+            assert (entries["broken"].version, entries["broken"].size) == (None, None)
 
     @pytest.mark.anyio
     async def test_list_dir_of_an_empty_directory_is_empty(self, scratch: Scratch) -> None:
@@ -91,6 +97,7 @@ class ListContract(ContractBase):
         entries = await scratch.fs.list_dir(await scratch.fs.resolve("."))
         assert {e.name: e.type for e in entries} == {"a.txt": "file", "b": "directory"}
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     async def test_list_dir_follows_a_symlink_to_a_directory(self, scratch: Scratch) -> None:
         """
@@ -112,7 +119,9 @@ class ListContract(ContractBase):
     async def test_list_dir_of_an_absent_directory_is_not_found(
         self, scratch: Scratch, path: str
     ) -> None:
-        scratch.symlink("broken", "missing")
+        if path == "broken":
+            self.require("supports_symlinks")
+            scratch.symlink("broken", "missing")
         target = await scratch.fs.resolve(path)
         await expect_fs_error(
             scratch.fs.list_dir(target),
@@ -126,8 +135,12 @@ class ListContract(ContractBase):
         self, scratch: Scratch, path: str
     ) -> None:
         scratch.put("f.txt", b"f")
-        scratch.make_other("thing")
-        scratch.symlink("to_f", "f.txt")
+        if path == "thing":
+            self.require("supports_special_files")
+            scratch.make_other("thing")
+        if path == "to_f":
+            self.require("supports_symlinks")
+            scratch.symlink("to_f", "f.txt")
         target = await scratch.fs.resolve(path)
         for with_stat in (False, True):
             await expect_fs_error(

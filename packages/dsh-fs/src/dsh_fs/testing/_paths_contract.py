@@ -7,7 +7,7 @@ import pytest
 
 from .._errors import FsErrorCode
 from .._types import FsEditRequest
-from ._base import ContractBase
+from ._base import ContractBase, requires
 from ._expect import expect_fs_error, under
 from ._scratch import Scratch
 
@@ -56,6 +56,7 @@ class ResolveContract(ContractBase):
         assert target.display_path == plain.display_path == under(scratch.root, "b.txt")
         assert target.target_key == plain.target_key
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     async def test_file_reached_through_a_symlink_has_the_key_of_the_file(
         self, scratch: Scratch
@@ -72,6 +73,7 @@ class ResolveContract(ContractBase):
         assert link.target_key == real.target_key
         assert link.display_path == under(scratch.root, "link.txt")
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     async def test_path_through_a_symlinked_directory_has_the_key_of_the_real_path(
         self, scratch: Scratch
@@ -152,6 +154,7 @@ class StatContract(ContractBase):
         assert info is not None
         assert info.type == "directory"
 
+    @requires("supports_special_files")
     @pytest.mark.anyio
     async def test_stat_reports_other_for_an_entry_that_is_neither(self, scratch: Scratch) -> None:
         scratch.make_other("thing")
@@ -159,6 +162,7 @@ class StatContract(ContractBase):
         assert info is not None
         assert info.type == "other"
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     async def test_stat_follows_symlinks(self, scratch: Scratch) -> None:
         """
@@ -188,36 +192,39 @@ class StatContract(ContractBase):
         assert await scratch.fs.lstat("absent.txt") is None
         assert await scratch.fs.lstat("no/such/dir/f.txt") is None
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     async def test_lstat_reports_symlinks_without_following_them(self, scratch: Scratch) -> None:
         """
         root/
         ├── real.txt        (5 bytes)
         ├── dir/
-        ├── thing           (other)
+        ├── thing           (other, with supports_special_files)
         ├── to_file -> real.txt
         ├── to_dir -> dir
         └── broken -> missing
         """
-        scratch.put("real.txt", b"12345")
-        scratch.mkdir("dir")
-        scratch.make_other("thing")
-        scratch.symlink("to_file", "real.txt")
-        scratch.symlink("to_dir", "dir")
-        scratch.symlink("broken", "missing")
-        types = {}
-        for name in ("real.txt", "dir", "thing", "to_file", "to_dir", "broken"):
-            info = await scratch.fs.lstat(name)
-            assert info is not None, name
-            types[name] = info.type
-        assert types == {
+        expected = {
             "real.txt": "file",
             "dir": "directory",
-            "thing": "other",
             "to_file": "symlink",
             "to_dir": "symlink",
             "broken": "symlink",
         }
+        scratch.put("real.txt", b"12345")
+        scratch.mkdir("dir")
+        if self.supports_special_files:
+            scratch.make_other("thing")
+            expected["thing"] = "other"
+        scratch.symlink("to_file", "real.txt")
+        scratch.symlink("to_dir", "dir")
+        scratch.symlink("broken", "missing")
+        types = {}
+        for name in expected:
+            info = await scratch.fs.lstat(name)
+            assert info is not None, name
+            types[name] = info.type
+        assert types == expected
         real = await scratch.fs.lstat("real.txt")
         assert real is not None and real.size == 5
 

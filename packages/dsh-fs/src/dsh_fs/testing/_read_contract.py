@@ -8,15 +8,13 @@ import pytest
 
 from .._errors import FsErrorCode
 from ..streaming import SkippedLines
-from ._base import ContractBase
+from ._base import NON_REGULAR_KINDS, ContractBase, requires
 from ._expect import (
     CHECK_HOWS,
-    NON_REGULAR_KINDS,
     READ_HOWS,
     ReadHow,
     collect_stream,
     expect_fs_error,
-    make_non_regular,
     multibyte_text,
     read_via,
     skipping_stream,
@@ -92,6 +90,7 @@ class ReadContract(ContractBase):
         assert await read_via(fs, await fs.resolve("bom.txt"), how) == "\ufeffkept\r\n"
         assert await read_via(fs, await fs.resolve("only-bom.txt"), how) == ""
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     @pytest.mark.parametrize("how", READ_HOWS)
     async def test_read_follows_a_symlink(self, scratch: Scratch, how: ReadHow) -> None:
@@ -135,6 +134,7 @@ class ReadContract(ContractBase):
             f'cannot read "{target.display_path}": not found',
         )
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     @pytest.mark.parametrize("how", CHECK_HOWS)
     async def test_read_through_a_broken_symlink_is_not_found(
@@ -154,7 +154,7 @@ class ReadContract(ContractBase):
     async def test_read_of_a_non_regular_file_fails(
         self, scratch: Scratch, how: ReadHow, kind: str
     ) -> None:
-        path = make_non_regular(scratch, kind)
+        path = self.make_non_regular(scratch, kind)
         target = await scratch.fs.resolve(path)
         await expect_fs_error(
             read_via(scratch.fs, target, how),
@@ -232,7 +232,7 @@ class ReadContract(ContractBase):
         )
         assert isinstance(err.__cause__, UnicodeDecodeError)
 
-    # -- skip_lines (optional: dsh_fs.streaming.LineSkipping) ------------------
+    # -- skip_lines (optional: dsh_fs.streaming.SupportsSkipLines) -------------
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("count", [0, 1, 2, 3, 4, None])

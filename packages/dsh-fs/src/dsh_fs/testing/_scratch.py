@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 from .._filesystem import FileSystem
+from ..workspace import CWD_ROOT, RootsOption
 
 
 class Scratch(Protocol):
     """A fresh backend over an empty scratch directory, plus out-of-band access.
 
-    ``fs`` resolves relative paths against ``root`` (its ``cwd``). The other
-    methods change or inspect the tree *behind the backend's back*, the way
-    another process or a user would; paths are relative to ``root`` and use
-    ``/``. Parent directories are created as needed.
+    ``fs`` resolves relative paths against ``root`` (its ``cwd``, which is
+    also its one workspace root). The other methods change or inspect the
+    tree *behind the backend's back*, the way another process or a user
+    would; paths are relative to ``root`` and use ``/``. Parent directories
+    are created as needed.
+
+    ``symlink``, ``make_other`` and ``hard_link`` are only called when the
+    contract class declares the matching capability flag
+    (``supports_symlinks``, ``supports_special_files``,
+    ``supports_hard_links``); a backend without one may raise from it.
     """
 
     @property
@@ -44,5 +52,25 @@ class Scratch(Protocol):
     def make_other(self, path: str) -> None:
         """Create an entry that is neither a file nor a directory (a FIFO, a socket …)."""
 
+    def hard_link(self, path: str, existing: str) -> None:
+        """Give the regular file ``existing`` a second name, ``path`` (a hard link)."""
+
     def names(self, path: str = ".") -> list[str]:
         """Every name in a directory, hidden ones included, sorted (to find leftovers)."""
+
+    def backend(
+        self,
+        cwd: str,
+        *,
+        roots: RootsOption = CWD_ROOT,
+        read_only_roots: Iterable[str] = (),
+        read_only: bool = False,
+    ) -> FileSystem:
+        """A new backend over the same tree; ``cwd`` and roots are absolute paths in the backend's
+        namespace.
+
+        The parameters are the backend constructor's of SPEC 3.3 (``roots``
+        defaults to ``cwd`` alone; ``None`` turns containment off); the
+        containment contract builds every workspace it checks through it.
+        """
+        ...

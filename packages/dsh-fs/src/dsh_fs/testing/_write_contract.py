@@ -8,8 +8,8 @@ import pytest
 
 from .._errors import FsError, FsErrorCode
 from .._types import CreateIfAbsent, ReplaceIfVersion, WriteIntent
-from ._base import ContractBase
-from ._expect import NON_REGULAR_KINDS, expect_fs_error, make_non_regular
+from ._base import NON_REGULAR_KINDS, ContractBase, requires
+from ._expect import expect_fs_error
 from ._scratch import Scratch
 
 STALE = FsErrorCode.FS_STALE_VERSION
@@ -184,7 +184,7 @@ class WriteContract(ContractBase):
     async def test_write_onto_a_non_regular_file_fails_before_the_intent_is_checked(
         self, scratch: Scratch, kind: str, intent: str
     ) -> None:
-        path = make_non_regular(scratch, kind)
+        path = self.make_non_regular(scratch, kind)
         target = await scratch.fs.resolve(path)
         info = await scratch.fs.stat(target)
         assert info is not None
@@ -203,6 +203,7 @@ class WriteContract(ContractBase):
         assert scratch.names() == names
         assert scratch.names("dir") == []
 
+    @requires("supports_symlinks")
     @pytest.mark.anyio
     async def test_write_through_a_symlink_keeps_the_link_and_changes_its_file(
         self, scratch: Scratch

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import anyio
 from dsh_fs import FsError, FsErrorCode
-from dsh_fs.streaming import LineSkipping
+from dsh_fs.streaming import SupportsSkipLines
 
 from ..arguments import Argument, Setting
 from ..definitions import PromptSection, ToolAnnotations
@@ -89,13 +89,13 @@ async def run_read(ex: Execution, args: ReadArgs) -> WindowRead:
 async def _feed(builder: WindowBuilder, chunks: AsyncIterator[str]) -> None:
     """Feed a streamed file to the window, letting the stream pass over counted-only lines.
 
-    When the stream can skip lines (:class:`dsh_fs.streaming.LineSkipping`),
+    When the stream can skip lines (:class:`dsh_fs.streaming.SupportsSkipLines`),
     the lines the window only counts — before ``offset``, the rest of an
     over-long line, everything after the window — are passed over by the
     backend without being decoded into text: a 100 MB file costs a newline
     count, not a decode. The window is the same either way.
     """
-    skipper = chunks if isinstance(chunks, LineSkipping) else None
+    skipper = chunks if isinstance(chunks, SupportsSkipLines) else None
     while True:
         if skipper is not None:
             wanted = builder.countable_lines()

@@ -1,0 +1,53 @@
+"""Per-target serialization (SPEC 2.3 rule 2): one FIFO lock per target key.
+
+Every backend runs ``write_text`` and ``edit_text`` of one target one at a
+time, in arrival order. :class:`TargetLocks` is that rule written once:
+``anyio.Lock`` hands itself to waiters in the order they arrived, and a lock
+exists only while somebody holds or awaits it, so a long session does not
+accumulate one per file it ever touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+
+__all__ = ["TargetLocks"]
+
+
+@dataclass
+class _Entry:
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    users: int = 0
+    """Tasks holding or awaiting ``lock``; the entry is dropped when it falls to zero."""
+
+
+class TargetLocks:
+    """The in-process locks of one backend, keyed by ``FsTarget.target_key``.
+
+    ``async with locks.hold(key):`` waits for the lock of ``key`` (a
+    cancellation while waiting leaves the queue and changes nothing) and
+    releases it on the way out, whatever the outcome.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+
+    def __len__(self) -> int:
+        """How many keys have a lock right now (held or awaited)."""
+        return len(self._entries)
+
+    @asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        entry = self._entries.setdefault(key, _Entry())
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._entries[key]
