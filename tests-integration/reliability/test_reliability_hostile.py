@@ -36,8 +36,7 @@ from typing import Any
 import anyio
 import pytest
 from dsh_fs import FsTarget
-from dsh_fs.streaming import SkippedLines, TextStream
-from dsh_fs.streaming import SupportsSkipLines
+from dsh_fs.streaming import SkippedLines, SupportsSkipLines, TextStream
 from dsh_fs_local import LocalFileSystem
 from dsh_reliability_kit import ForkServer, leftovers, snapshot_tree
 from dsh_tool_fs import Session, ToolFs, ToolResult

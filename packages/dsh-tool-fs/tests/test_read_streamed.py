@@ -18,8 +18,7 @@ import pytest
 from dsh_fs import FsTarget
 from dsh_fs import streaming as streaming_module
 from dsh_fs import text as text_module
-from dsh_fs.streaming import SkippedLines, TextStream
-from dsh_fs.streaming import SupportsSkipLines
+from dsh_fs.streaming import SkippedLines, SupportsSkipLines, TextStream
 from dsh_fs_memory import MemoryFileSystem
 from dsh_fs_memory import _memory as memory_module
 from dsh_tool_fs import ToolFs, ToolResult
