@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TypeVar
 
 import anyio
@@ -17,6 +17,8 @@ from dsh_fs import (
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
+    FsError,
+    FsErrorCode,
     FsInfo,
     FsPathInfo,
     FsTarget,
@@ -26,13 +28,15 @@ from dsh_fs import (
 from dsh_fs.preconditions import check_edit, check_write
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import AppliedEdit, apply_edit, decode_previous, encode_text, written_text
+from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, outside_workspace
 
 from ._atomic import mutate
+from ._beneath import Anywhere, Beneath, Reach, Refused
 from ._listing import list_directory
 from ._locks import TargetLocks
-from ._os_errors import os_failure
-from ._paths import display_path_of, entry_type_of, path_type_of, target_key_of, version_of
-from ._reading import FileSource, read_text_file
+from ._os_errors import os_error_text, os_failure, parent_not_directory
+from ._paths import display_path_of, entry_type_of, path_type_of, version_of
+from ._reading import PATH_FLAGS, FileSource, read_text_file
 
 T = TypeVar("T")
 
@@ -44,10 +48,20 @@ async def _in_worker(step: Callable[[], T]) -> T:
 
 
 class LocalFileSystem(FileSystem):
-    """The host filesystem: realpath identity, strict UTF-8, atomic crash-safe writes.
+    """The host filesystem: realpath identity, strict UTF-8, atomic crash-safe writes,
+    contained to its workspace (SPEC 3.3) at the system call.
 
     ``cwd`` (default: the process working directory at construction) is where
-    relative paths resolve; it is not a containment boundary.
+    relative paths resolve. ``roots`` (default: ``(cwd,)``) are the
+    directories the backend may read and write, ``read_only_roots`` further
+    ones it may only read and list, ``read_only=True`` forbids every write;
+    ``roots=None`` turns containment off. Roots are made absolute against
+    ``cwd`` and realpathed once, here, and held open as directory descriptors
+    for the backend's lifetime: every primitive reaches its target beneath
+    one of them (``openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)``, or a
+    component walk where the kernel lacks it), never by a path checked first
+    and used afterwards. A root that does not exist or is not a directory
+    fails with ``ValueError`` naming it.
 
     Thread hops: ``resolve``, ``stat`` and ``lstat`` are a few metadata
     syscalls and run inline (no worker thread); ``read_text``, ``list_dir``,
@@ -65,8 +79,21 @@ class LocalFileSystem(FileSystem):
     file is always gone.
     """
 
-    def __init__(self, cwd: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        roots: RootsOption = CWD_ROOT,
+        read_only_roots: Iterable[str | os.PathLike[str]] = (),
+        read_only: bool = False,
+    ) -> None:
         self._cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+        self._workspace = Workspace.build(
+            self._cwd, roots, read_only_roots, read_only, canonical=_canonical_root
+        )
+        self._reach: Reach = (
+            Beneath(self._workspace) if self._workspace.contained else Anywhere(self._workspace)
+        )
         self._locks = TargetLocks()
 
     @property
@@ -74,60 +101,130 @@ class LocalFileSystem(FileSystem):
         """The directory relative paths resolve against by default."""
         return self._cwd
 
+    @property
+    def workspace(self) -> Workspace:
+        """The canonical roots and the write switch this backend enforces."""
+        return self._workspace
+
+    def close(self) -> None:
+        """Release the root descriptors (the backend is unusable afterwards).
+
+        Optional: they are released when the process ends; this is for code
+        that builds many short-lived backends.
+        """
+        self._reach.close()
+
     def __repr__(self) -> str:
-        return f"LocalFileSystem(cwd={self._cwd!r})"
+        workspace = self._workspace
+        if not workspace.contained:
+            return f"LocalFileSystem(cwd={self._cwd!r}, roots=None)"
+        extra = ""
+        if workspace.read_only_roots:
+            extra += f", read_only_roots={workspace.read_only_roots!r}"
+        if workspace.read_only:
+            extra += ", read_only=True"
+        return f"LocalFileSystem(cwd={self._cwd!r}, roots={workspace.roots!r}{extra})"
 
     def _base(self, cwd: str | None) -> str:
         return self._cwd if cwd is None else os.path.join(self._cwd, cwd)
 
+    def _display_path(self, path: str, cwd: str | None) -> str:
+        """The normalized path, refused early (without a lookup) when it lies outside."""
+        display_path = display_path_of(path, self._base(cwd))
+        if self._workspace.access(display_path) is None:
+            raise outside_workspace("resolve", display_path)
+        return display_path
+
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
         await anyio.lowlevel.checkpoint_if_cancelled()
-        display_path = display_path_of(path, self._base(cwd))
-        return FsTarget(target_key_of(display_path), display_path)
+        display_path = self._display_path(path, cwd)
+        try:
+            key = self._reach.key_of(display_path)
+        except Refused as refused:
+            raise refused.error("resolve", display_path) from None
+        except OSError as exc:
+            if exc.errno == errno.ENOTDIR:
+                raise parent_not_directory("resolve", display_path) from exc
+            raise FsError.cannot(
+                "resolve", display_path, os_error_text(exc), FsErrorCode.FS_IO_ERROR
+            ) from exc
+        self._workspace.check("resolve", display_path, key, write=False)
+        return FsTarget(key, display_path)
 
     async def stat(self, target: FsTarget) -> FsInfo | None:
         await anyio.lowlevel.checkpoint_if_cancelled()
+        # ``stat`` is the first step of the read tool: its refusals and
+        # failures speak as the read would (``cannot read "<p>": …``).
+        self._workspace.check("read", target.display_path, target.target_key, write=False)
         try:
-            info = os.stat(target.target_key)
+            fd = self._reach.open(target.target_key, PATH_FLAGS)
+        except Refused as refused:
+            raise refused.error("read", target.display_path) from None
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 return None
-            # ``stat`` is the first step of the read tool: its failures speak
-            # as the read would (``cannot read "<p>": permission denied``).
             raise os_failure("read", target.display_path, exc) from exc
+        try:
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
         kind = entry_type_of(info.st_mode)
         return FsInfo(version_of(info), kind, info.st_size if kind == "file" else None)
 
     async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
         await anyio.lowlevel.checkpoint_if_cancelled()
         display_path = display_path_of(path, self._base(cwd))
+        if self._workspace.access(display_path) is None:
+            raise outside_workspace("stat", display_path)
         try:
-            info = os.lstat(display_path)
+            fd = self._reach.open(display_path, PATH_FLAGS | os.O_NOFOLLOW)
+        except Refused as refused:
+            raise refused.error("stat", display_path) from None
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 return None
             raise os_failure("stat", display_path, exc) from exc
+        try:
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
         kind = path_type_of(info.st_mode)
         return FsPathInfo(version_of(info), kind, info.st_size if kind == "file" else None)
 
+    def _check(self, verb: str, target: FsTarget, *, write: bool = False) -> None:
+        """The early refusal of a primitive, by the target key, before any lookup."""
+        self._workspace.check(verb, target.display_path, target.target_key, write=write)
+
     async def read_text(self, target: FsTarget) -> str:
+        self._check("read", target)
         return await to_thread.run_sync(
-            read_text_file, target.target_key, target.display_path, abandon_on_cancel=False
+            read_text_file,
+            self._reach,
+            target.target_key,
+            target.display_path,
+            abandon_on_cancel=False,
         )
 
     def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
         """1 MiB per step, one worker-thread hop per step; ``skip_lines`` counts raw bytes."""
-        key, display_path = target.target_key, target.display_path
+        self._check("read", target)
+        key, display_path, reach = target.target_key, target.display_path, self._reach
         return TextStream(
-            lambda: FileSource(key, display_path),
+            lambda: FileSource(reach, key, display_path),
             display_path,
             run=_in_worker,
             check_cancelled=from_thread.check_cancelled,
         )
 
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
+        self._check("list", target)
         return await to_thread.run_sync(
-            list_directory, target.target_key, target.display_path, stat, abandon_on_cancel=False
+            list_directory,
+            self._reach,
+            target.target_key,
+            target.display_path,
+            stat,
+            abandon_on_cancel=False,
         )
 
     async def write_text(
@@ -145,7 +242,9 @@ class LocalFileSystem(FileSystem):
             # The outcome's texts are decoded here, in the worker thread, once
             # the directory lock is released: a large previous content is not
             # decoded on the event loop.
-            version, previous = mutate(target.target_key, display_path, "write", check, plan)
+            version, previous = mutate(
+                self._reach, target.target_key, display_path, "write", check, plan
+            )
             return FsWriteOutcome(
                 operation="create" if previous is None else "update",
                 version=version,
@@ -153,6 +252,7 @@ class LocalFileSystem(FileSystem):
                 after=written_text(content),
             )
 
+        self._check("write", target, write=True)
         async with self._locks.hold(target.target_key):
             return await to_thread.run_sync(write, abandon_on_cancel=False)
 
@@ -170,9 +270,11 @@ class LocalFileSystem(FileSystem):
             applied.append(result)
             return result.data
 
+        self._check("edit", target, write=True)
         async with self._locks.hold(target.target_key):
             version, _ = await to_thread.run_sync(
                 mutate,
+                self._reach,
                 target.target_key,
                 display_path,
                 "edit",
@@ -184,7 +286,14 @@ class LocalFileSystem(FileSystem):
         return FsEditOutcome(version, result.before, result.after, result.replacements)
 
 
+def _canonical_root(path: str) -> str:
+    """The realpath of one root; ``ValueError`` naming it when it is not an existing directory."""
+    real = os.path.realpath(path)
+    if not os.path.isdir(real):
+        raise ValueError(f"workspace root {path!r} is not an existing directory")
+    return real
+
+
 def _state(info: os.stat_result | None) -> tuple[EntryType, str] | None:
     """What the shared preconditions look at: ``(type, version)``, or ``None`` if absent."""
     return None if info is None else (entry_type_of(info.st_mode), version_of(info))
-

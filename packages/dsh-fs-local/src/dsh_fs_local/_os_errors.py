@@ -35,3 +35,8 @@ def os_error_text(exc: OSError) -> str:
     if exc.errno is not None:
         return os.strerror(exc.errno)
     return str(exc) or type(exc).__name__
+
+
+def parent_not_directory(verb: str, display_path: str) -> FsError:
+    """``cannot <verb> "<p>": a parent path segment is not a directory`` (``FS_NOT_FOUND``)."""
+    return FsError.cannot(verb, display_path, PARENT_NOT_DIRECTORY, FsErrorCode.FS_NOT_FOUND)
