@@ -28,7 +28,7 @@ from dsh_fs import (
 from dsh_fs.preconditions import check_edit, check_write
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import AppliedEdit, apply_edit, decode_previous, encode_text, written_text
-from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, outside_workspace
+from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outside_workspace
 
 from ._atomic import mutate
 from ._beneath import Anywhere, Beneath, Reach, Refused
@@ -88,9 +88,21 @@ class LocalFileSystem(FileSystem):
         read_only: bool = False,
     ) -> None:
         self._cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+        spellings: dict[str, str] = {}
+
+        def canonical(root: str) -> str:
+            real = _canonical_root(root)
+            if real != root:
+                spellings[root] = real
+            return real
+
         self._workspace = Workspace.build(
-            self._cwd, roots, read_only_roots, read_only, canonical=_canonical_root
+            self._cwd, roots, read_only_roots, read_only, canonical=canonical
         )
+        # A root given through a symlink (macOS /tmp, a cwd reached by a
+        # link) is realpathed once, here; a display path spelled through that
+        # same name means the held root, so it is looked up beneath it.
+        self._spellings = tuple(sorted(spellings.items(), key=lambda kv: -len(kv[0])))
         self._reach: Reach = (
             Beneath(self._workspace) if self._workspace.contained else Anywhere(self._workspace)
         )
@@ -128,18 +140,23 @@ class LocalFileSystem(FileSystem):
     def _base(self, cwd: str | None) -> str:
         return self._cwd if cwd is None else os.path.join(self._cwd, cwd)
 
-    def _display_path(self, path: str, cwd: str | None) -> str:
-        """The normalized path, refused early (without a lookup) when it lies outside."""
-        display_path = display_path_of(path, self._base(cwd))
-        if self._workspace.access(display_path) is None:
-            raise outside_workspace("resolve", display_path)
-        return display_path
+    def _beneath_root(self, display_path: str, verb: str) -> str:
+        """``display_path`` spelled beneath a canonical root, refused early (without a
+        lookup) when its normalized form lies outside every root."""
+        path = display_path
+        for spelling, real in self._spellings:
+            if is_beneath(display_path, spelling):
+                path = real.rstrip("/") + display_path[len(spelling) :] or "/"
+                break
+        if self._workspace.access(path) is None:
+            raise outside_workspace(verb, display_path)
+        return path
 
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
         await anyio.lowlevel.checkpoint_if_cancelled()
-        display_path = self._display_path(path, cwd)
+        display_path = display_path_of(path, self._base(cwd))
         try:
-            key = self._reach.key_of(display_path)
+            key = self._reach.key_of(self._beneath_root(display_path, "resolve"))
         except Refused as refused:
             raise refused.error("resolve", display_path) from None
         except OSError as exc:
@@ -174,10 +191,10 @@ class LocalFileSystem(FileSystem):
     async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
         await anyio.lowlevel.checkpoint_if_cancelled()
         display_path = display_path_of(path, self._base(cwd))
-        if self._workspace.access(display_path) is None:
-            raise outside_workspace("stat", display_path)
         try:
-            fd = self._reach.open(display_path, PATH_FLAGS | os.O_NOFOLLOW)
+            fd = self._reach.open(
+                self._beneath_root(display_path, "stat"), PATH_FLAGS | os.O_NOFOLLOW
+            )
         except Refused as refused:
             raise refused.error("stat", display_path) from None
         except OSError as exc:
