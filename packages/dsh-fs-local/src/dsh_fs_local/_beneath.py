@@ -346,6 +346,16 @@ class Reach(Protocol):
     def close(self) -> None: ...
 
 
+def _retry(name: str, pending: list[str], links: int) -> int:
+    """Queue ``name`` again after it changed type under the walk; the retries share
+    the symlink budget, so a name that flips forever ends in ``ELOOP``."""
+    links += 1
+    if links > MAX_SYMLINKS:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+    pending.append(name)
+    return links
+
+
 def _components(text: str) -> list[str]:
     return [part for part in text.split("/") if part and part != "."]
 
@@ -539,9 +549,13 @@ class Beneath:
                     if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
                         raise
                     info = os.stat(name, dir_fd=walk.fd, follow_symlinks=False)
-                    if not st.S_ISLNK(info.st_mode):
+                    if st.S_ISLNK(info.st_mode):
+                        links = self._follow(walk, name, pending, links)
+                    elif st.S_ISDIR(info.st_mode):
+                        # A symlink a moment ago, a directory now (a swap): look again.
+                        links = _retry(name, pending, links)
+                    else:
                         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from exc
-                    links = self._follow(walk, name, pending, links)
                     continue
                 walk.enter(fd, name)
             return _Arrival(walk, "", None, [])
@@ -554,7 +568,14 @@ class Beneath:
         links += 1
         if links > MAX_SYMLINKS:
             raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
-        text = os.readlink(name, dir_fd=walk.fd)
+        try:
+            text = os.readlink(name, dir_fd=walk.fd)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:
+                raise
+            # Not a symlink any more (swapped meanwhile): look at the name again.
+            pending.append(name)
+            return links
         if _is_magic_link(walk.fd, text):
             raise Refused()
         parts = _components(text)
