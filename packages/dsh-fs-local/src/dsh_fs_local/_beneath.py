@@ -378,6 +378,11 @@ class _HeldRoot:
     parts: tuple[str, ...]
     fd: int
 
+    @property
+    def prefix(self) -> str:
+        """What a path beneath the root starts with (``/`` for the root ``/``)."""
+        return self.path.rstrip("/") + "/"
+
 
 class _Walk:
     """One component walk in progress: a root and the descriptors opened below it."""
@@ -457,6 +462,10 @@ class Beneath:
                 os.close(root.fd)
             raise
         self._roots = held
+        # Innermost first, with their prefixes: the lookup on every call.
+        self._innermost_first = sorted(
+            ((root.prefix, root) for root in held.values()), key=lambda pr: -len(pr[1].path)
+        )
 
     @property
     def workspace(self) -> Workspace:
@@ -466,15 +475,17 @@ class Beneath:
         for root in self._roots.values():
             os.close(root.fd)
         self._roots = {}
+        self._innermost_first = []
 
     # -- finding the root -------------------------------------------------
 
     def _holding(self, path: str) -> _HeldRoot:
-        """The innermost root that lexically holds the canonical ``path``."""
-        root = self._workspace.root_of(path)
-        if root is None:
-            raise Refused()
-        return self._roots[root]
+        """The innermost root that lexically holds the canonical ``path`` (the rule of
+        :meth:`Workspace.root_of`, on the held roots); :class:`Refused` when none does."""
+        for prefix, root in self._innermost_first:
+            if path.startswith(prefix) or path == root.path:
+                return root
+        raise Refused()
 
     def _root_prefix(self, parts: list[str]) -> tuple[_HeldRoot, list[str]]:
         """The innermost root whose components begin ``parts`` (an absolute link's text)."""
@@ -489,7 +500,7 @@ class Beneath:
 
     @staticmethod
     def _rel(path: str, root: _HeldRoot) -> bytes:
-        rel = path[len(root.path) :].lstrip("/")
+        rel = path[len(root.prefix) :]
         return os.fsencode(rel) if rel else b"."
 
     # -- the walk ---------------------------------------------------------

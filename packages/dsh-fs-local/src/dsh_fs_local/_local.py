@@ -171,8 +171,8 @@ class LocalFileSystem(FileSystem):
     async def stat(self, target: FsTarget) -> FsInfo | None:
         await anyio.lowlevel.checkpoint_if_cancelled()
         # ``stat`` is the first step of the read tool: its refusals and
-        # failures speak as the read would (``cannot read "<p>": …``).
-        self._workspace.check("read", target.display_path, target.target_key, write=False)
+        # failures speak as the read would (``cannot read "<p>": …``). A key
+        # outside every root is refused by the reach before any lookup.
         try:
             fd = self._reach.open(target.target_key, PATH_FLAGS)
         except Refused as refused:
@@ -208,12 +208,13 @@ class LocalFileSystem(FileSystem):
         kind = path_type_of(info.st_mode)
         return FsPathInfo(version_of(info), kind, info.st_size if kind == "file" else None)
 
-    def _check(self, verb: str, target: FsTarget, *, write: bool = False) -> None:
-        """The early refusal of a primitive, by the target key, before any lookup."""
-        self._workspace.check(verb, target.display_path, target.target_key, write=write)
+    def _check_write(self, verb: str, target: FsTarget) -> None:
+        """The early refusal of a mutation by the target key (outside, then read-only),
+        before any lookup. Reads need none: the reach refuses a key outside every root
+        before its first system call."""
+        self._workspace.check(verb, target.display_path, target.target_key, write=True)
 
     async def read_text(self, target: FsTarget) -> str:
-        self._check("read", target)
         return await to_thread.run_sync(
             read_text_file,
             self._reach,
@@ -224,7 +225,6 @@ class LocalFileSystem(FileSystem):
 
     def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
         """1 MiB per step, one worker-thread hop per step; ``skip_lines`` counts raw bytes."""
-        self._check("read", target)
         key, display_path, reach = target.target_key, target.display_path, self._reach
         return TextStream(
             lambda: FileSource(reach, key, display_path),
@@ -234,7 +234,6 @@ class LocalFileSystem(FileSystem):
         )
 
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
-        self._check("list", target)
         return await to_thread.run_sync(
             list_directory,
             self._reach,
@@ -269,7 +268,7 @@ class LocalFileSystem(FileSystem):
                 after=written_text(content),
             )
 
-        self._check("write", target, write=True)
+        self._check_write("write", target)
         async with self._locks.hold(target.target_key):
             return await to_thread.run_sync(write, abandon_on_cancel=False)
 
@@ -287,7 +286,7 @@ class LocalFileSystem(FileSystem):
             applied.append(result)
             return result.data
 
-        self._check("edit", target, write=True)
+        self._check_write("edit", target)
         async with self._locks.hold(target.target_key):
             version, _ = await to_thread.run_sync(
                 mutate,
