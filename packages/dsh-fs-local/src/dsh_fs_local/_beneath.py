@@ -43,6 +43,7 @@ import os
 import stat as st
 import struct
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
@@ -434,6 +435,11 @@ class _Arrival:
     missing: list[str]
 
 
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
 class Beneath:
     """The workspace held open: every lookup goes through the descriptor of a root.
 
@@ -462,6 +468,9 @@ class Beneath:
                 os.close(root.fd)
             raise
         self._roots = held
+        # The descriptors live as long as this object: a backend that is simply
+        # dropped (the usual case) must not leak them.
+        self._release = weakref.finalize(self, _close_all, [root.fd for root in held.values()])
         # Innermost first, with their prefixes: the lookup on every call.
         self._innermost_first = sorted(
             ((root.prefix, root) for root in held.values()), key=lambda pr: -len(pr[1].path)
@@ -472,8 +481,7 @@ class Beneath:
         return self._workspace
 
     def close(self) -> None:
-        for root in self._roots.values():
-            os.close(root.fd)
+        self._release()
         self._roots = {}
         self._innermost_first = []
 

@@ -121,8 +121,8 @@ class LocalFileSystem(FileSystem):
     def close(self) -> None:
         """Release the root descriptors (the backend is unusable afterwards).
 
-        Optional: they are released when the process ends; this is for code
-        that builds many short-lived backends.
+        Optional: they are also released when the backend is garbage collected;
+        this is for code that wants them closed at a known point.
         """
         self._reach.close()
 
@@ -209,10 +209,11 @@ class LocalFileSystem(FileSystem):
         return FsPathInfo(version_of(info), kind, info.st_size if kind == "file" else None)
 
     def _check_write(self, verb: str, target: FsTarget) -> None:
-        """The early refusal of a mutation by the target key (outside, then read-only),
-        before any lookup. Reads need none: the reach refuses a key outside every root
-        before its first system call."""
-        self._workspace.check(verb, target.display_path, target.target_key, write=True)
+        """The early refusal of a mutation whose target key is outside, before any
+        lookup or lock. Read-only is answered inside the mutation, once it is known
+        that no swapped directory leads outside (outside wins). Reads need none: the
+        reach refuses a key outside every root before its first system call."""
+        self._workspace.check(verb, target.display_path, target.target_key, write=False)
 
     async def read_text(self, target: FsTarget) -> str:
         return await to_thread.run_sync(
