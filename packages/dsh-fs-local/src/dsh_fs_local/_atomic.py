@@ -39,6 +39,7 @@ from collections.abc import Callable
 from anyio import from_thread
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.preconditions import not_regular, parent_not_directory
+from dsh_fs.workspace import outside_workspace, read_only_workspace
 
 from ._beneath import CreatedDirectories, Reach, Refused, Spot
 from ._os_errors import os_failure
@@ -335,6 +336,27 @@ def _locate(reach: Reach, key: str, check: Check, created: CreatedDirectories) -
         return reach.make_directories(key, created)
 
 
+def _read_only_refusal(reach: Reach, key: str, verb: str, display_path: str) -> FsError:
+    """The refusal of a write to ``key``, which the workspace lets this backend only read.
+
+    Outside wins over read-only (SPEC 3.3): a directory on the way may have
+    been swapped for a link that leaves every root since ``resolve``, so the
+    target's directory is reached (never created) before the answer is given.
+    """
+    try:
+        spot = reach.locate(key)
+    except Refused as exc:
+        return exc.error(verb, display_path)
+    except OSError:
+        return read_only_workspace(verb, display_path)
+    try:
+        if reach.workspace.access(spot.path) is None:
+            return outside_workspace(verb, display_path)
+    finally:
+        spot.close()
+    return read_only_workspace(verb, display_path)
+
+
 def mutate(
     reach: Reach, key: str, display_path: str, verb: str, check: Check, plan: Plan
 ) -> tuple[str, bytes | None]:
@@ -349,7 +371,9 @@ def mutate(
     the target and the directory exactly as they were.
     """
     workspace = reach.workspace
-    workspace.check(verb, display_path, key, write=True)
+    workspace.check(verb, display_path, key, write=False)
+    if workspace.access(key) != "write":
+        raise _read_only_refusal(reach, key, verb, display_path)
     created = CreatedDirectories()
     try:
         spot = _locate(reach, key, check, created)

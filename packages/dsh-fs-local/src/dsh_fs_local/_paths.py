@@ -18,15 +18,16 @@ def display_path_of(path: str, cwd: str) -> str:
 
     Raises ``FS_NOT_FOUND`` ``file_path must be a non-empty string`` for an
     empty or whitespace-only path. A NUL byte is refused *before*
-    normalization (``a\\0/../b`` must not become ``b``), naming the joined path.
+    normalization (``a\\0/../b`` must not become a lookup of ``b``); the message
+    names the normalized path, like every other message of SPEC 3.3.
     """
     if not path or not path.strip():
         raise FsError("file_path must be a non-empty string", FsErrorCode.FS_NOT_FOUND)
+    display_path = os.path.normpath(os.path.join(cwd, path))
     if "\0" in path or "\0" in cwd:
         raise FsError.cannot(
-            "resolve", os.path.join(cwd, path), "path contains a NUL byte", FsErrorCode.FS_NOT_FOUND
+            "resolve", display_path, "path contains a NUL byte", FsErrorCode.FS_NOT_FOUND
         )
-    display_path = os.path.normpath(os.path.join(cwd, path))
     try:
         os.fsencode(display_path)
     except UnicodeEncodeError as exc:
