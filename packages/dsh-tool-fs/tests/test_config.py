@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
 from typing import Any
 
 import pytest
@@ -61,10 +62,18 @@ def test_a_value_that_is_not_a_positive_integer_names_the_alias(
 
 def test_the_config_is_frozen() -> None:
     config = ToolFsConfig()
-    with pytest.raises(ValueError):
-        config.read_limit = 3
+    with pytest.raises(FrozenInstanceError):
+        config.read_limit = 3  # type: ignore[misc]
 
 
 def test_unknown_keys_are_refused() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as info:
         ToolFsConfig.model_validate({"readLimits": 3})
+    assert str(info.value) == 'unknown config key "readLimits"'
+
+
+@pytest.mark.parametrize(("key", "alias"), ALIASES.items())
+def test_a_bad_keyword_argument_names_the_alias(key: str, alias: str) -> None:
+    with pytest.raises(ValueError) as info:
+        ToolFsConfig(**{key: 0})
+    assert str(info.value) == f"tool-fs: {alias} must be a positive integer"

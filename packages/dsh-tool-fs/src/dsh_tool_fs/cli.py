@@ -36,7 +36,6 @@ from typing import Any, BinaryIO
 
 import anyio
 from dsh_fs import BACKENDS_GROUP, PLUGINS_GROUP, EntryPointNotFound, installed_names
-from pydantic import ValidationError
 
 from .config import ToolFsConfig
 from .formats import FORMATS, tools_document
@@ -360,13 +359,8 @@ def parse_config(items: Sequence[str]) -> ToolFsConfig:
             values[key.strip()] = value
     try:
         return ToolFsConfig.model_validate(values)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "extra_forbidden":
-            message = f'unknown config key "{key}"'
-        raise UsageError(f"--config: {message}") from exc
+    except ValueError as exc:
+        raise UsageError(f"--config: {exc}") from exc
 
 
 def _names(names: Sequence[str]) -> str:

@@ -3,29 +3,24 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
-from pydantic.alias_generators import to_camel
+__all__ = ["ToolFsConfig"]
 
 
-class ToolFsConfig(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolFsConfig:
     """Limits of the tools, immutable once built.
 
-    Keys are snake_case; the camelCase aliases of the source documents
-    (``listMaxEntries`` …) are accepted too. Every value must be a positive
-    integer — a boolean is not, an integral float such as ``2.0`` is accepted
-    as ``2`` — else construction fails with a ``ValueError`` (pydantic's
-    ``ValidationError``) whose message contains
-    ``tool-fs: <alias> must be a positive integer``. Unknown keys are refused.
+    Keys are snake_case; :meth:`model_validate` also accepts the camelCase
+    aliases of the source documents (``listMaxEntries`` …). Every value must be
+    a positive integer — a boolean is not, an integral float such as ``2.0``
+    is accepted as ``2`` — else construction fails with a ``ValueError`` whose
+    message is ``tool-fs: <alias> must be a positive integer``. Unknown keys
+    are refused (``unknown config key "<key>"``).
     """
-
-    model_config = ConfigDict(
-        frozen=True,
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="forbid",
-    )
 
     list_max_entries: int = 200
     """Most entries on one ``list`` page."""
@@ -38,16 +33,42 @@ class ToolFsConfig(BaseModel):
     read_stream_min_size: int = 10485760
     """Files of at least this size, or of unknown size, are streamed."""
 
-    @field_validator("*", mode="before")
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = _positive_integer(getattr(self, field.name), _ALIASES[field.name])
+            object.__setattr__(self, field.name, value)
+
     @classmethod
-    def _positive_integer(cls, value: Any, info: ValidationInfo) -> int:
-        alias = to_camel(info.field_name or "")
-        if isinstance(value, bool):
-            raise ValueError(f"tool-fs: {alias} must be a positive integer")
-        if isinstance(value, float):
-            if not math.isfinite(value) or not value.is_integer():
-                raise ValueError(f"tool-fs: {alias} must be a positive integer")
-            value = int(value)
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"tool-fs: {alias} must be a positive integer")
-        return value
+    def model_validate(cls, values: Mapping[str, Any]) -> ToolFsConfig:
+        """A config from a mapping whose keys are snake_case names or camelCase aliases."""
+        kwargs: dict[str, Any] = {}
+        for key, value in values.items():
+            name = _NAMES.get(key)
+            if name is None:
+                raise ValueError(f'unknown config key "{key}"')
+            kwargs[name] = value
+        return cls(**kwargs)
+
+    def model_dump(self, *, by_alias: bool = False) -> dict[str, int]:
+        """The values by snake_case name, or by camelCase alias."""
+        return {
+            _ALIASES[field.name] if by_alias else field.name: getattr(self, field.name)
+            for field in fields(self)
+        }
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.capitalize() for part in rest)
+
+
+_ALIASES = {field.name: _camel(field.name) for field in fields(ToolFsConfig)}
+_NAMES = {**{alias: name for name, alias in _ALIASES.items()}, **{n: n for n in _ALIASES}}
+
+
+def _positive_integer(value: Any, alias: str) -> int:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"tool-fs: {alias} must be a positive integer")
+    return value
