@@ -22,6 +22,8 @@ from .formats import (
 )
 from .host import Session, ToolCall, ToolError, ToolFs, ToolResult
 
+__version__ = "0.2.0"
+
 __all__ = [
     "PromptSection",
     "Session",
