@@ -1,10 +1,19 @@
-"""Repository-wide pytest options.
+"""Repository-wide pytest options and fixtures.
 
 ``--long`` turns on the long stress and fuzz profiles (marked ``long``); the
 default run stays within the CI budget.
+
+``anyio_backend`` is the one fixture that says which event loop the async
+tests run on: every ``@pytest.mark.anyio`` test of every package, the
+conformance kit included, runs once on asyncio and once on trio. (anyio's
+own default fixture depends on its release: asyncio only in older ones,
+every installed backend in recent ones; this one says it.) A test that is
+about one event loop on purpose overrides it next to the test and says why.
 """
 
 from __future__ import annotations
+
+from typing import cast
 
 import pytest
 
@@ -25,3 +34,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return cast(str, request.param)

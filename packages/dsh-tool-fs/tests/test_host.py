@@ -39,11 +39,6 @@ from hypothesis import strategies as st
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class RecordingFs(FileSystem):
     """A real backend (MemoryFileSystem) behind a wrapper that records every primitive.
 

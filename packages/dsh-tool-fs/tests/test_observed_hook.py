@@ -14,11 +14,6 @@ from dsh_tool_fs import Session, ToolCall, ToolFs, ToolResult
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Recorder:
     """Appends ``(name, display_path, version)`` to a shared list on every observation."""
 
