@@ -866,11 +866,12 @@ log = logging.getLogger("audit_xyz")
 
 
 class AuditPlugin:
-    seen = []
+    def __init__(self):
+        self.seen = []
 
     @hookimpl
     def fs_observed(self, target, version, actor):
-        AuditPlugin.seen.append((actor.tool, target.display_path))
+        self.seen.append((actor.tool, target.display_path))
         log.info("%s observed %s at %s", actor.tool, target.display_path, version)
 """
 
