@@ -6,9 +6,10 @@ default run stays within the CI budget.
 ``anyio_backend`` is the one fixture that says which event loop the async
 tests run on: every ``@pytest.mark.anyio`` test of every package, the
 conformance kit included, runs once on asyncio and once on trio. (anyio's
-own default fixture depends on its release: asyncio only in older ones,
-every installed backend in recent ones; this one says it.) A test that is
-about one event loop on purpose overrides it next to the test and says why.
+own default is parametrised too, but over a list that differs between anyio
+releases: 4.5 lists trio even when it is not installed, recent releases only
+the installed backends; this one says exactly which.) A test that is about
+one event loop on purpose overrides it next to the test and says why.
 """
 
 from __future__ import annotations

@@ -13,9 +13,10 @@ out-of-band access to its tree, which the kit uses to set up scenarios and to
 inspect the exact stored bytes.
 
 The tests run under the ``anyio_backend`` fixture of the project that runs
-them (anyio's own default depends on the anyio release: asyncio only in
-older ones, every installed backend in recent ones). To run the kit on both
-anyio backends (``trio`` installed), add to ``conftest.py``::
+them. anyio's own default differs between anyio releases (4.5 runs trio even
+when it is not installed, recent releases every installed backend), so say
+which; to run the kit on both anyio backends (``trio`` installed), add to
+``conftest.py``::
 
     @pytest.fixture(params=["asyncio", "trio"])
     def anyio_backend(request): return request.param
