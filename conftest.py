@@ -1,7 +1,15 @@
-"""Repository-wide pytest options, and the documentation as tests.
+"""Repository-wide pytest options and fixtures, and the documentation as tests.
 
 ``--long`` turns on the long stress and fuzz profiles (marked ``long``); the
 default run stays within the CI budget.
+
+``anyio_backend`` is the one fixture that says which event loop the async
+tests run on: every ``@pytest.mark.anyio`` test of every package, the
+conformance kit included, runs once on asyncio and once on trio. (anyio's
+own default is parametrised too, but over a list that differs between anyio
+releases: 4.5 lists trio even when it is not installed, recent releases only
+the installed backends; this one says exactly which.) A test that is about
+one event loop on purpose overrides it next to the test and says why.
 
 Every fenced block of ``README.md`` and ``docs/*.md`` is a test, run by Sybil.
 The convention, for doc authors in ``docs/writing-docs.md``:
@@ -43,7 +51,7 @@ import tempfile
 import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -80,6 +88,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
+
+
+# -- the event loops ---------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return cast(str, request.param)
 
 
 # -- the scratch directory of one document --------------------------------------------------------

@@ -13,11 +13,6 @@ from dsh_tool_fs import ToolFs
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """An empty workspace directory (its realpath, so display paths are predictable)."""
     root = tmp_path / "ws"

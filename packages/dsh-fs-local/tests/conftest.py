@@ -106,11 +106,6 @@ class LocalScratch:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def scratch(tmp_path: Path) -> LocalScratch:
     return LocalScratch(tmp_path)
 

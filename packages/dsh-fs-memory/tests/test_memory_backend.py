@@ -586,8 +586,10 @@ async def test_guarded_writes_from_one_version_exactly_one_wins() -> None:
 async def test_concurrent_edits_lose_no_update_and_run_in_arrival_order() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"log": "start\n"})
     target = await fs.resolve("log")
+    arrivals: list[int] = []  # the event loop picks the start order (trio shuffles it)
 
     async def append(i: int) -> None:
+        arrivals.append(i)  # edit_text reaches the target's lock before it first yields
         await fs.edit_text(target, FsEditRequest("start\n", f"start\n{i}\n"))
 
     async with anyio.create_task_group() as tg:
@@ -595,7 +597,7 @@ async def test_concurrent_edits_lose_no_update_and_run_in_arrival_order() -> Non
             tg.start_soon(append, i)
     lines = (fs.get_bytes("log") or b"").decode().splitlines()
     assert lines[0] == "start" and sorted(map(int, lines[1:])) == list(range(20))
-    assert lines[1:] == [str(i) for i in reversed(range(20))]
+    assert lines[1:] == [str(i) for i in reversed(arrivals)]
     assert len(fs._tree.locks) == 0
 
 
@@ -614,18 +616,20 @@ async def test_cancelled_write_leaves_the_target_unchanged() -> None:
 async def test_write_cancelled_while_waiting_for_the_lock_changes_nothing() -> None:
     fs = MemoryFileSystem(cwd="/w", files={"a": "old"})
     target = await fs.resolve("a")
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(fs.write_text, target, "first")
-        with anyio.CancelScope() as scope:
-            tg.start_soon(_cancel_soon, scope)
+    scope = anyio.CancelScope()
+
+    async def waiter() -> None:
+        with scope:
             await fs.write_text(target, "second")
+
+    # Held here as a write in progress holds it.
+    async with fs._tree.locks.hold(target.target_key), anyio.create_task_group() as tg:
+        tg.start_soon(waiter)
+        await anyio.wait_all_tasks_blocked()  # the write waits for the lock
+        scope.cancel()
     assert scope.cancelled_caught
-    assert fs.get_bytes("a") == b"first"
+    assert fs.get_bytes("a") == b"old"
     assert len(fs._tree.locks) == 0
-
-
-async def _cancel_soon(scope: anyio.CancelScope) -> None:
-    scope.cancel()
 
 
 async def test_cancelled_edit_leaves_the_target_unchanged() -> None:

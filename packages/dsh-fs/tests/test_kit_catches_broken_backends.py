@@ -159,6 +159,54 @@ class ReadsWithoutLock(DelegatingFileSystem):
         return FsEditOutcome(outcome.version, text, outcome.after)
 
 
+class ServesNewestWaiterFirst(DelegatingFileSystem):
+    """Runs one mutation at a time but hands the target to the latest arrival (LIFO)."""
+
+    def __init__(self, inner: MemoryFileSystem) -> None:
+        super().__init__(inner)
+        self._busy = False
+        self._waiters: list[anyio.Event] = []
+
+    async def _turn(self) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        handed = anyio.Event()
+        self._waiters.append(handed)
+        try:
+            await handed.wait()  # the finishing holder hands over: _busy stays True
+        except BaseException:  # cancelled while waiting: leave, or pass on a turn given
+            if handed in self._waiters:
+                self._waiters.remove(handed)
+            else:
+                self._done()
+            raise
+
+    def _done(self) -> None:
+        if self._waiters:
+            self._waiters.pop().set()
+        else:
+            self._busy = False
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteIntent | None = None
+    ) -> FsWriteOutcome:
+        await self._turn()
+        try:
+            return await self.inner.write_text(target, content, expected)
+        finally:
+            self._done()
+
+    async def edit_text(
+        self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
+    ) -> FsEditOutcome:
+        await self._turn()
+        try:
+            return await self.inner.edit_text(target, edit, expected)
+        finally:
+            self._done()
+
+
 class CommitsThenCheckpoints(DelegatingFileSystem):
     """Yields after committing a write, so a cancellation can land after the change."""
 
@@ -361,6 +409,21 @@ CASES: list[Case] = [
     ),
     (ReadsWithoutLock, "test_concurrent_guarded_edits_from_one_version_let_exactly_one_win", {}),
     (
+        ServesNewestWaiterFirst,
+        "test_concurrent_unguarded_edits_lose_no_update_and_run_in_arrival_order",
+        {},
+    ),
+    (
+        ServesNewestWaiterFirst,
+        "test_concurrent_unguarded_writes_apply_whole_and_in_arrival_order",
+        {},
+    ),
+    (
+        ServesNewestWaiterFirst,
+        "test_cancelled_waiting_mutation_does_not_run_after_the_lock_frees",
+        {},
+    ),
+    (
         CommitsThenCheckpoints,
         "test_cancelled_write_leaves_the_old_content_or_completes",
         {"steps": 3},
@@ -475,7 +538,8 @@ GUARDLESS_FAILURES = sorted(
 def test_pytest_reports_the_kit_failures_of_a_backend_that_ignores_guards(
     tmp_path: Path,
 ) -> None:
-    """A stranger's view: two classes inherit the contract, pytest runs them."""
+    """A stranger's view: two classes inherit the contract, pytest runs them on the
+    two anyio backends with the two-line fixture the kit's documentation shows."""
     suite = tmp_path / "test_stranger_backend.py"
     suite.write_text(
         textwrap.dedent(
@@ -491,6 +555,10 @@ def test_pytest_reports_the_kit_failures_of_a_backend_that_ignores_guards(
             broken_kit = importlib.util.module_from_spec(spec)
             sys.modules["broken_kit"] = broken_kit
             spec.loader.exec_module(broken_kit)
+
+
+            @pytest.fixture(params=["asyncio", "trio"])
+            def anyio_backend(request): return request.param
 
 
             class TestHealthy(FileSystemContract):
@@ -532,4 +600,8 @@ def test_pytest_reports_the_kit_failures_of_a_backend_that_ignores_guards(
     assert all(
         "::TestGuardless::" in line for line in out.splitlines() if line.startswith("FAILED ")
     )
-    assert failed == GUARDLESS_FAILURES
+    assert failed == sorted(
+        name.replace("[", f"[{backend}-") if "[" in name else f"{name}[{backend}]"
+        for name in GUARDLESS_FAILURES
+        for backend in ("asyncio", "trio")
+    )

@@ -6,10 +6,13 @@ cover the many small cases quickly (no interpreter start-up per case).
 
 from __future__ import annotations
 
+import importlib.metadata as md
 import io
 import json
+import platform
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import dsh_tool_fs
@@ -45,6 +48,7 @@ def requests(*items: Any) -> bytes:
 
 
 MEMORY = ("--backend", "memory", "--cwd", "/w")
+DISTRIBUTIONS = ("dsh-fs", "dsh-fs-local", "dsh-fs-memory", "dsh-fs-policy", "dsh-tool-fs")
 
 
 @pytest.mark.parametrize("command", ["tools", "call", "session", "mcp"])
@@ -62,10 +66,42 @@ def test_top_level_help_lists_the_subcommands(dsh_fs: Any) -> None:
         assert command in run.stdout
 
 
-def test_version_names_the_distribution_version(dsh_fs: Any) -> None:
+def installed_version(distribution: str) -> str:
+    try:
+        return md.version(distribution)
+    except md.PackageNotFoundError:  # mcp: an optional dependency
+        return "unknown"
+
+
+def test_version_names_every_layer_backend_and_plugin_with_its_distribution(
+    dsh_fs: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A third-party backend and plugin, installed as importlib.metadata finds them.
+    info = tmp_path / "dsh_fs_bucket-1.4.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dsh-fs-bucket\nVersion: 1.4.2\n")
+    (info / "entry_points.txt").write_text(
+        "[dsh_fs.backends]\nbucket = dsh_fs_bucket:Bucket\n"
+        "[dsh_fs.plugins]\naudit = dsh_fs_bucket:Audit\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
     run = dsh_fs("--version")
     assert run.status == 0
-    assert run.stdout.startswith(b"dsh-fs 0.")
+    ours = {dist: md.version(dist) for dist in DISTRIBUTIONS}
+    libs = ("anyio", "pluggy", "pydantic", "mcp")
+    libraries = ", ".join(f"{lib} {installed_version(lib)}" for lib in libs)
+    assert run.stdout.decode().splitlines() == [
+        f"dsh-fs {dsh_tool_fs.__version__}",
+        f"  layer dsh-tool-fs {ours['dsh-tool-fs']}",
+        f"  layer dsh-fs {ours['dsh-fs']}",
+        "  backend bucket: dsh-fs-bucket 1.4.2",
+        f"  backend local: dsh-fs-local {ours['dsh-fs-local']}",
+        f"  backend memory: dsh-fs-memory {ours['dsh-fs-memory']}",
+        "  plugin audit: dsh-fs-bucket 1.4.2",
+        f"  plugin policy: dsh-fs-policy {ours['dsh-fs-policy']}",
+        f"  with {libraries} on Python {platform.python_version()}",
+    ]
+    assert run.stderr == ""
 
 
 def test_no_subcommand_is_bad_usage(dsh_fs: Any) -> None:
@@ -218,6 +254,7 @@ def test_mcp_without_the_sdk_says_how_to_install_it(
 def test_mcp_with_an_old_sdk_says_which_version_it_needs(
     dsh_fs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    pytest.importorskip("mcp", reason="an installed but old SDK: needs the mcp extra")
     old_server = types.ModuleType("mcp.server")  # no ServerRequestContext: the 1.x layout
     monkeypatch.setitem(sys.modules, "mcp.server", old_server)
     monkeypatch.delitem(sys.modules, "dsh_tool_fs.mcp_server", raising=False)

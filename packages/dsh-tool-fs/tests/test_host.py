@@ -39,11 +39,6 @@ from hypothesis import strategies as st
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class RecordingFs(FileSystem):
     """A real backend (MemoryFileSystem) behind a wrapper that records every primitive.
 
@@ -927,11 +922,12 @@ log = logging.getLogger("audit_xyz")
 
 
 class AuditPlugin:
-    seen = []
+    def __init__(self):
+        self.seen = []
 
     @hookimpl
     def fs_observed(self, target, version, actor):
-        AuditPlugin.seen.append((actor.tool, target.display_path))
+        self.seen.append((actor.tool, target.display_path))
         log.info("%s observed %s at %s", actor.tool, target.display_path, version)
 """
 

@@ -136,8 +136,3 @@ async def test_the_rest_of_an_over_long_line_is_skipped_not_decoded() -> None:
     assert result.value["lines"][1] == {"number": 2, "text": "short"}
     assert [count for count, _ in fs.skips] == [1]
     assert fs.chunks == 2  # the head of the long line, then the text after it
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

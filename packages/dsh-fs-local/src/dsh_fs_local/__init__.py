@@ -7,4 +7,6 @@ one-``scandir`` listings and atomic, crash-safe, cross-process-locked writes.
 from ._atomic import NEW_FILE_MODE, UMASK
 from ._local import LocalFileSystem
 
+__version__ = "0.2.0"
+
 __all__ = ["NEW_FILE_MODE", "UMASK", "LocalFileSystem"]

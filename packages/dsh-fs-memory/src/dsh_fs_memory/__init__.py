@@ -8,4 +8,6 @@ kit (``dsh_fs.testing``) against it.
 from ._memory import MAX_SYMLINK_HOPS, STREAM_CHUNK_BYTES, MemoryFileSystem
 from ._scratch import MemoryScratch
 
+__version__ = "0.2.0"
+
 __all__ = ["MAX_SYMLINK_HOPS", "STREAM_CHUNK_BYTES", "MemoryFileSystem", "MemoryScratch"]

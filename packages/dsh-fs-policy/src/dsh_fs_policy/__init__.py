@@ -8,4 +8,6 @@ and edit guard the backend enforces inside its per-target lock.
 
 from ._policy import FsPolicy
 
+__version__ = "0.2.0"
+
 __all__ = ["FsPolicy"]

@@ -33,6 +33,8 @@ from .entry_points import (
 )
 from .hookspecs import FsHookSpecs, hookimpl, hookspec, make_plugin_manager
 
+__version__ = "0.2.0"
+
 __all__ = [
     "BACKENDS_GROUP",
     "PLUGINS_GROUP",

@@ -29,6 +29,8 @@ from .host import Session, ToolCall, ToolError, ToolFs, ToolResult
 from .spec import ToolOutput, ToolSpec
 from .tools import TOOLS
 
+__version__ = "0.2.0"
+
 __all__ = [
     "TOOLS",
     "Argument",

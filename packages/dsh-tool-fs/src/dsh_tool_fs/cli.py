@@ -27,11 +27,12 @@ import io
 import json
 import logging
 import os
+import platform
 import re
 import sys
 from collections.abc import AsyncIterable, Sequence
 from functools import partial
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, BinaryIO
 
 import anyio
@@ -232,7 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     parser.add_argument(
-        "--version", action="version", version=f"dsh-fs {_installed_version('dsh-tool-fs')}"
+        "--version",
+        action=_VersionAction,
+        help="show the version of every installed layer, backend and plugin, and exit",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -494,6 +497,48 @@ def _installed_version(distribution: str) -> str:
         return version(distribution)
     except PackageNotFoundError:
         return "unknown"
+
+
+def version_report() -> str:
+    """What ``dsh-fs --version`` prints: exactly what would run, for a bug report.
+
+    The command's own version first (``dsh-fs <dsh-tool-fs version>``), then
+    the two layers it always uses, then every installed backend and plugin
+    entry point with the distribution (and version) that declares it, then the
+    runtime libraries and Python.
+    """
+    lines = [f"dsh-fs {_installed_version('dsh-tool-fs')}"]
+    lines += [f"  layer {dist} {_installed_version(dist)}" for dist in ("dsh-tool-fs", "dsh-fs")]
+    for kind, group in (("backend", BACKENDS_GROUP), ("plugin", PLUGINS_GROUP)):
+        found = sorted(entry_points(group=group), key=lambda ep: (ep.name, ep.value))
+        for ep in found:
+            dist = ep.dist
+            origin = "unknown distribution" if dist is None else f"{dist.name} {dist.version}"
+            lines.append(f"  {kind} {ep.name}: {origin}")
+        if not found:
+            lines.append(f"  {kind}: none installed")
+    libraries = ", ".join(
+        f"{lib} {_installed_version(lib)}" for lib in ("anyio", "pluggy", "pydantic", "mcp")
+    )
+    lines.append(f"  with {libraries} on Python {platform.python_version()}")
+    return "\n".join(lines) + "\n"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the report is built only when asked (it reads installed metadata)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        _write(sys.stdout.buffer, version_report().encode())
+        parser.exit()
 
 
 def _json_problem(exc: json.JSONDecodeError) -> str:

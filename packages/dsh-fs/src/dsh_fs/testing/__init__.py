@@ -11,6 +11,15 @@ A backend runs the whole kit with one fixture::
 ``scratch`` returns a :class:`Scratch`: the backend under test plus
 out-of-band access to its tree, which the kit uses to set up scenarios and to
 inspect the exact stored bytes.
+
+The tests run under the ``anyio_backend`` fixture of the project that runs
+them. anyio's own default differs between anyio releases (4.5 runs trio even
+when it is not installed, recent releases every installed backend), so say
+which; to run the kit on both anyio backends (``trio`` installed), add to
+``conftest.py``::
+
+    @pytest.fixture(params=["asyncio", "trio"])
+    def anyio_backend(request): return request.param
 """
 
 from . import _assert_rewrite  # first: before the contract modules are imported

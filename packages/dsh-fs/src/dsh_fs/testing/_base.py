@@ -1,4 +1,4 @@
-"""What every contract class shares: the anyio backend and the capability flags."""
+"""What every contract class shares: the capability flags and their helpers."""
 
 from __future__ import annotations
 
@@ -46,18 +46,21 @@ class ContractBase:
     * ``supports_hard_links`` — ``Scratch.hard_link`` gives a file a second
       name.
 
-    Provides the ``anyio_backend`` fixture (``"asyncio"``) so that a backend
-    author needs nothing but a ``scratch`` fixture; override it in the
-    subclass to run the contract on another anyio backend (``"trio"``).
+    **Event loops.** The contract tests are ``@pytest.mark.anyio`` tests and run under the
+    ``anyio_backend`` fixture of the project that runs them. anyio's own
+    default differs between anyio releases (4.5 runs trio even when it is not
+    installed, recent releases every installed backend), so say which: to run
+    the kit on both anyio backends, put this in the backend's ``conftest.py``
+    (trio installed), or return ``"asyncio"`` from a plain fixture for one::
+
+        @pytest.fixture(params=["asyncio", "trio"])
+        def anyio_backend(request): return request.param
     """
+
 
     supports_symlinks: ClassVar[bool] = True
     supports_special_files: ClassVar[bool] = True
     supports_hard_links: ClassVar[bool] = True
-
-    @pytest.fixture
-    def anyio_backend(self) -> str:
-        return "asyncio"
 
     @pytest.fixture(autouse=True)
     def _skip_without_required_capabilities(self, request: pytest.FixtureRequest) -> None:

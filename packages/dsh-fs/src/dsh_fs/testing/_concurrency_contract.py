@@ -47,12 +47,23 @@ class SerializationContract(ContractBase):
     contenders: int = 20
 
     async def _race(
-        self, attempts: list[Callable[[], Awaitable[FsWriteOutcome | FsEditOutcome]]]
+        self,
+        attempts: list[Callable[[], Awaitable[FsWriteOutcome | FsEditOutcome]]],
+        arrivals: list[int] | None = None,
     ) -> list[FsWriteOutcome | FsEditOutcome | FsError]:
+        """Run ``attempts`` concurrently; their results in index order.
+
+        The event loop picks the order in which the tasks start (trio shuffles
+        it on purpose), so "arrival order" is recorded, not assumed: attempt
+        ``i`` is appended to ``arrivals`` just before it calls the backend,
+        which runs on without yielding until it waits for its per-target lock.
+        """
         results: list[FsWriteOutcome | FsEditOutcome | FsError | None] = [None] * len(attempts)
 
         async def attempt(i: int) -> None:
             try:
+                if arrivals is not None:
+                    arrivals.append(i)
                 results[i] = await attempts[i]()
             except FsError as err:
                 results[i] = err
@@ -162,9 +173,10 @@ class SerializationContract(ContractBase):
         def appender(i: int) -> Callable[[], Awaitable[FsEditOutcome]]:
             return lambda: fs.edit_text(target, FsEditRequest("END\n", f"item {i}\nEND\n"))
 
-        results = await self._race([appender(i) for i in range(self.contenders)])
+        arrivals: list[int] = []
+        results = await self._race([appender(i) for i in range(self.contenders)], arrivals)
         assert not [r for r in results if isinstance(r, FsError)]
-        lines = "".join(f"item {i}\r\n" for i in range(self.contenders))
+        lines = "".join(f"item {i}\r\n" for i in arrivals)
         assert scratch.get("f.txt") == f"items:\r\n{lines}END\r\n".encode()
 
     @pytest.mark.anyio
@@ -178,11 +190,13 @@ class SerializationContract(ContractBase):
         def writer(i: int) -> Callable[[], Awaitable[FsWriteOutcome]]:
             return lambda: fs.write_text(target, contents[i].decode())
 
-        results = await self._race([writer(i) for i in range(len(contents))])
+        arrivals: list[int] = []
+        results = await self._race([writer(i) for i in range(len(contents))], arrivals)
         assert not [r for r in results if isinstance(r, FsError)]
-        operations = [r.operation for r in results if isinstance(r, FsWriteOutcome)]
+        in_arrival_order = [results[i] for i in arrivals]
+        operations = [r.operation for r in in_arrival_order if isinstance(r, FsWriteOutcome)]
         assert operations == ["create"] + ["update"] * (len(contents) - 1)
-        assert scratch.get("f.txt") == contents[-1]
+        assert scratch.get("f.txt") == contents[arrivals[-1]]
         assert scratch.names() == ["f.txt"]
 
     @pytest.mark.anyio
@@ -388,19 +402,22 @@ class CancellationContract(ContractBase):
         target = await fs.resolve("f.txt")
         scopes = [anyio.CancelScope() for _ in range(self.contenders)]
         completed = [False] * self.contenders
+        arrivals: list[int] = []  # the order in which they reach the lock: see _race
 
         async def writer(i: int) -> None:
             with scopes[i]:
+                arrivals.append(i)
                 await fs.edit_text(target, FsEditRequest("\n", f" {i}\n"))
                 completed[i] = True
 
         async with anyio.create_task_group() as tg:
             for i in range(self.contenders):
                 tg.start_soon(writer, i)
-            await anyio.lowlevel.checkpoint()
+            while len(arrivals) < self.contenders:  # all of them wait for the lock now
+                await anyio.lowlevel.checkpoint()
             for i in range(1, self.contenders, 2):
                 scopes[i].cancel()
-        ran = [i for i in range(self.contenders) if completed[i]]
+        ran = [i for i in arrivals if completed[i]]
         assert all(i in ran for i in range(0, self.contenders, 2))
         assert scratch.get("f.txt") == ("v0" + "".join(f" {i}" for i in ran) + "\n").encode()
         assert scratch.names() == ["f.txt"]

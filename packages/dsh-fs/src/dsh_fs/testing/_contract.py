@@ -34,8 +34,9 @@ class FileSystemContract(
             @pytest.fixture
             def scratch(self, tmp_path): return MyScratch(tmp_path)
 
-    The tests are ``async`` and run under anyio's pytest plugin; the class
-    provides the ``anyio_backend`` fixture (``"asyncio"``) itself. A single
+    The tests are ``async`` and run under anyio's pytest plugin, on the
+    ``anyio_backend`` fixture of the suite that runs them (see
+    :class:`ContractBase` for running on both anyio backends). A single
     concern can be run by inheriting one of the parts instead
     (``ResolveContract``, ``EditContract``, ``ContainmentContract`` …). A
     backend without symlinks, special files or hard links says so with the

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Prove the declared lower bounds: run the tests against exactly the lowest
+# versions the five pyproject files allow (uv --resolution lowest-direct).
+#
+#   bash scripts/lowest_versions.sh            # both runs below
+#   bash scripts/lowest_versions.sh core       # or just one of them
+#
+# "core": the five distributions without the mcp extra, so anyio, pluggy,
+# pydantic and pytest (dsh-fs[testing]) sit at their own floors; every
+# package's tests and the integration suite, without the long reliability
+# subset and the MCP server test (it needs the extra).
+# "mcp": dsh-tool-fs[mcp] at its floor (mcp 2.3 raises anyio and pydantic
+# itself); the dsh-tool-fs tests and the MCP server test.
+#
+# Each run prints the versions it resolved, then pytest's summary. Both
+# anyio backends run (trio is a test dependency, at its own floor too).
+# Needs python3 >= 3.11 with uv (python3 -m pip install uv; hatch brings it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ $# -eq 0 ]; then set -- core mcp; fi
+uv=(python3 -m uv)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Test-only tools. trio sits at its floor with the rest (it is what anyio
+# 4.5's own trio extra asks for); hypothesis is installed afterwards at its
+# newest release: it only generates the test data, and 6.100.0 overruns its
+# own buffer on the 4,000-character text strategies (StopTest).
+trio="trio>=0.26.1"
+hypothesis="hypothesis>=6.100"
+
+for run in "$@"; do
+  venv="$work/$run"
+  "${uv[@]}" venv -q --python python3 "$venv"
+  case "$run" in
+    core)
+      tool_fs="packages/dsh-tool-fs"
+      tests=(packages/dsh-fs/tests packages/dsh-fs-local/tests packages/dsh-fs-memory/tests
+             packages/dsh-fs-policy/tests packages/dsh-tool-fs/tests tests-integration
+             --ignore=tests-integration/reliability --ignore=tests-integration/test_mcp_server.py)
+      ;;
+    mcp)
+      tool_fs="packages/dsh-tool-fs[mcp]"
+      tests=(packages/dsh-tool-fs/tests tests-integration/test_mcp_server.py)
+      ;;
+    *)
+      echo "unknown run: $run (core or mcp)" >&2
+      exit 2
+      ;;
+  esac
+  "${uv[@]}" pip install -q --python "$venv/bin/python" --resolution lowest-direct \
+    -e "packages/dsh-fs[testing]" -e packages/dsh-fs-local -e packages/dsh-fs-memory \
+    -e packages/dsh-fs-policy -e "$tool_fs" "$trio"
+  "${uv[@]}" pip install -q --python "$venv/bin/python" "$hypothesis"
+  echo "== lowest versions, run '$run':"
+  "${uv[@]}" pip freeze -q --python "$venv/bin/python" \
+    | grep -iE '^(anyio|pluggy|pydantic|pydantic-core|mcp|pytest|trio|hypothesis)==' \
+    | tr '\n' ' '
+  echo
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"
+done
