@@ -340,15 +340,24 @@ def check(result: Any, **expected: Any) -> Any:
 # The workloads
 
 
+CONTAINED = True
+"""Whether the product's backend is contained to the data directory (``--roots-off``: not)."""
+
+
 class Stack:
-    """The product as a model would meet it: ``ToolFs`` + ``LocalFileSystem`` + ``FsPolicy``."""
+    """The product as a model would meet it: ``ToolFs`` + ``LocalFileSystem`` + ``FsPolicy``.
+
+    The backend's workspace is ``cwd`` (the data directory), as a host would
+    configure it; with ``--roots-off`` it is not contained (``roots=None``).
+    """
 
     def __init__(self, cwd: str) -> None:
         from dsh_fs_local import LocalFileSystem
         from dsh_fs_policy import FsPolicy
         from dsh_tool_fs import Session, ToolFs
 
-        self.toolfs = ToolFs(LocalFileSystem(), plugins=[FsPolicy()])
+        backend = LocalFileSystem(cwd) if CONTAINED else LocalFileSystem(cwd, roots=None)
+        self.toolfs = ToolFs(backend, plugins=[FsPolicy()])
         self.session = Session(cwd=cwd)
 
     async def call(self, tool: str, args: dict[str, Any], **expected: Any) -> Any:
@@ -485,6 +494,7 @@ def w7_layers(d: Data) -> dict[str, Op]:
     """
     from dsh_fs_local import LocalFileSystem
     from dsh_fs_local._atomic import mutate
+    from dsh_fs_local._beneath import Anywhere, Beneath
 
     def path(name: str) -> str:
         path = os.path.join(d.root, name)
@@ -493,7 +503,8 @@ def w7_layers(d: Data) -> dict[str, Op]:
 
     dir_fsync_path, raw_hop_path = path("w7-f.txt"), path("w7-h.txt")
     inline_path, backend_path = path("w7-i.txt"), path("w7-b.txt")
-    fs = LocalFileSystem()
+    fs = LocalFileSystem(d.root) if CONTAINED else LocalFileSystem(d.root, roots=None)
+    reach = Beneath(fs.workspace) if CONTAINED else Anywhere(fs.workspace)
 
     def returning(data: bytes) -> Callable[[bytes | None], bytes]:
         return lambda previous: data
@@ -529,7 +540,7 @@ def w7_layers(d: Data) -> dict[str, Op]:
 
     def inline() -> None:
         for i in range(W7_WRITES):
-            mutate(inline_path, inline_path, "write", no_check, plans[i % 2])
+            mutate(reach, inline_path, inline_path, "write", no_check, plans[i % 2])
 
     async def backend() -> None:
         target = await fs.resolve(backend_path)
@@ -840,6 +851,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--runs", type=int, default=None, help="timed runs per workload (default 11)")
     p.add_argument("--tmpdir", default=None, help="where to create the data (default: system temp)")
+    p.add_argument(
+        "--roots-off",
+        action="store_true",
+        help="run the product without workspace containment (roots=None), to measure its cost",
+    )
     p.add_argument("--peak-child", nargs=2, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -849,6 +865,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.peak_child:
         peak_child(*args.peak_child)
         return 0
+    global CONTAINED
+    CONTAINED = not args.roots_off
     runs = args.runs if args.runs is not None else (3 if args.quick else 11)
     if runs < 1:
         print("--runs must be at least 1", file=sys.stderr)

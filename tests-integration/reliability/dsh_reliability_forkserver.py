@@ -57,7 +57,13 @@ def build_toolfs(params: Params) -> ToolFs:
     the environment's ``site-packages`` under ``/root`` to find them.
     """
     plugins: list[object] = [FsPolicy()] if params.get("policy", True) else []
-    return ToolFs(LocalFileSystem(cwd=params["cwd"]), plugins=plugins, config=params.get("config"))
+    # "uncontained": roots=None, where SPEC 3.1's in-place hard-link rewrite applies.
+    backend = (
+        LocalFileSystem(params["cwd"], roots=None)
+        if params.get("uncontained")
+        else LocalFileSystem(cwd=params["cwd"])
+    )
+    return ToolFs(backend, plugins=plugins, config=params.get("config"))
 
 
 def result_dict(result: ToolResult, *, with_value: bool) -> dict[str, Any]:

@@ -13,13 +13,14 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import dsh_fs
 import dsh_fs_local
 import pytest
+from dsh_fs.workspace import CWD_ROOT, RootsOption
 from dsh_fs_local import LocalFileSystem
 
 
@@ -81,13 +82,27 @@ class LocalScratch:
         os.makedirs(os.path.dirname(full), exist_ok=True)
         os.mkfifo(full)
 
+    def names(self, path: str = ".") -> list[str]:
+        return sorted(os.listdir(self.path(path)))
+
+    def backend(
+        self,
+        cwd: str,
+        *,
+        roots: RootsOption = CWD_ROOT,
+        read_only_roots: Iterable[str] = (),
+        read_only: bool = False,
+    ) -> LocalFileSystem:
+        """A new backend over the same tree (``cwd`` and roots are absolute paths)."""
+        return LocalFileSystem(
+            cwd, roots=roots, read_only_roots=read_only_roots, read_only=read_only
+        )
+
     def hard_link(self, path: str, existing: str) -> None:
+        """Give the file ``existing`` a second name ``path`` (both relative to the root)."""
         full = self.path(path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         os.link(self.path(existing), full)
-
-    def names(self, path: str = ".") -> list[str]:
-        return sorted(os.listdir(self.path(path)))
 
 
 @pytest.fixture

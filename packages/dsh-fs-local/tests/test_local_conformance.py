@@ -1,21 +1,30 @@
 """``LocalFileSystem`` runs the whole conformance kit of ``dsh_fs.testing``.
 
 The ``scratch`` fixture (a ``LocalScratch`` over ``tmp_path``) comes from
-this directory's ``conftest.py``.
+this directory's ``conftest.py``. The kit runs twice: with the resolution the
+kernel offers (``openat2`` where it has it), and with the component walk
+alone, which is what a kernel without ``openat2`` gets.
 """
 
 from __future__ import annotations
 
 import pytest
-from dsh_fs.testing import FileSystemContract
+from dsh_fs.testing import FileSystemContract, Scratch
+from dsh_fs_local import _beneath
 
 
 class TestLocalFileSystemContract(FileSystemContract):
     """Every rule of SPEC 2.3 and every host-independent message of SPEC 3.1."""
 
+
+class TestLocalFileSystemContractWalkOnly(FileSystemContract):
+    """The same contract with every lookup made by the component walk (no ``openat2``)."""
+
     @pytest.fixture(autouse=True)
-    def _skip_containment_until_it_lands(self, request: pytest.FixtureRequest) -> None:
-        # TEMPORARY (remove at the merge of branch contain): LocalFileSystem has no
-        # roots yet, and LocalScratch no backend(); the rest of the kit runs as before.
-        if request.function.__qualname__.startswith("ContainmentContract."):
-            pytest.skip("local containment lands on branch contain")
+    def walk_only(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # Autouse: set before the ``scratch`` fixture builds its backend.
+        monkeypatch.setattr(_beneath, "default_mode", lambda: "walk")
+
+    def test_the_backend_under_test_walks(self, scratch: Scratch) -> None:
+        reach = scratch.fs._reach  # type: ignore[attr-defined]
+        assert isinstance(reach, _beneath.Beneath) and reach.mode == "walk"

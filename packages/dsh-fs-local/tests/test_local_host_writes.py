@@ -20,7 +20,7 @@ from dsh_fs import (
 )
 from dsh_fs.testing import Scratch
 from dsh_fs.testing._expect import expect_fs_error
-from dsh_fs_local import NEW_FILE_MODE, UMASK
+from dsh_fs_local import NEW_FILE_MODE, UMASK, LocalFileSystem
 
 pytestmark = pytest.mark.anyio
 
@@ -118,18 +118,24 @@ async def test_an_existing_file_keeps_its_owner_and_group(scratch: Scratch) -> N
     assert (info.st_uid, info.st_gid) == (65534, 65534)
 
 
-async def test_a_hard_linked_file_keeps_its_inode_and_every_name_sees_the_change(
+def uncontained(scratch: Scratch) -> LocalFileSystem:
+    """The same tree without containment (``roots=None``): where the in-place rule lives."""
+    return LocalFileSystem(scratch.root, roots=None)
+
+
+async def test_without_roots_a_hard_linked_file_keeps_its_inode_and_every_name_sees_the_change(
     scratch: Scratch,
 ) -> None:
     scratch.put("a/one.txt", b"shared old\n")
     os.makedirs(at(scratch, "b"))
     os.link(at(scratch, "a/one.txt"), at(scratch, "b/two.txt"))
     inode = os.stat(at(scratch, "a/one.txt")).st_ino
-    target = await scratch.fs.resolve("a/one.txt")
-    outcome = await scratch.fs.write_text(target, "shared new, longer than before\n")
+    fs = uncontained(scratch)
+    target = await fs.resolve("a/one.txt")
+    outcome = await fs.write_text(target, "shared new, longer than before\n")
     assert outcome.before == "shared old\n"
     assert scratch.get("b/two.txt") == b"shared new, longer than before\n"
-    await scratch.fs.edit_text(target, FsEditRequest("longer than before", "short"))
+    await fs.edit_text(target, FsEditRequest("longer than before", "short"))
     assert scratch.get("b/two.txt") == b"shared new, short\n"
     assert (
         os.stat(at(scratch, "a/one.txt")).st_ino
@@ -138,30 +144,34 @@ async def test_a_hard_linked_file_keeps_its_inode_and_every_name_sees_the_change
     )
     assert os.stat(at(scratch, "a/one.txt")).st_nlink == 2
     assert scratch.names("a") == ["one.txt"]  # the backup is gone
-    info = await scratch.fs.stat(target)
+    info = await fs.stat(target)
     assert info is not None and info.size == len(b"shared new, short\n")
 
 
-async def test_hard_linked_rewrite_moves_the_version_each_time(scratch: Scratch) -> None:
+@pytest.mark.parametrize("contained", [True, False], ids=["contained", "roots=None"])
+async def test_hard_linked_rewrite_moves_the_version_each_time(
+    scratch: Scratch, contained: bool
+) -> None:
     scratch.put("one.txt", b"v0")
     os.link(at(scratch, "one.txt"), at(scratch, "two.txt"))
-    target = await scratch.fs.resolve("one.txt")
+    fs = scratch.fs if contained else uncontained(scratch)
+    target = await fs.resolve("one.txt")
     seen = set()
     for text in ("v1", "v2", "v3"):
-        outcome = await scratch.fs.write_text(target, text)
-        info = await scratch.fs.stat(target)
+        outcome = await fs.write_text(target, text)
+        info = await fs.stat(target)
         assert info is not None and info.version == outcome.version
         seen.add(outcome.version)
     assert len(seen) == 3
 
 
 FIFO_CHILD = r"""
-import json, sys, anyio
+import json, os, sys, anyio
 from dsh_fs import FsEditRequest, FsError
 from dsh_fs_local import LocalFileSystem
 
 async def main(path):
-    fs = LocalFileSystem()
+    fs = LocalFileSystem(os.path.dirname(path))
     target = await fs.resolve(path)
     calls = {
         "read": lambda: fs.read_text(target),
@@ -244,9 +254,11 @@ async def test_a_directory_appearing_before_the_rename_fails_cleanly(
     scratch.mkdir("d")
     real_rename = os.rename
 
-    def rename_onto_new_directory(src: str, dst: str) -> None:
-        os.makedirs(os.path.join(dst, "occupied"))
-        real_rename(src, dst)
+    def rename_onto_new_directory(src: str, dst: str, **dir_fds: int) -> None:
+        directory = dir_fds["dst_dir_fd"]
+        os.mkdir(dst, dir_fd=directory)
+        os.mkdir(os.path.join(f"/proc/self/fd/{directory}", dst, "occupied"))
+        real_rename(src, dst, **dir_fds)
 
     monkeypatch.setattr(os, "rename", rename_onto_new_directory)
     with pytest.raises(FsError) as caught:
@@ -281,7 +293,8 @@ async def test_a_failing_in_place_rewrite_restores_a_hard_linked_file(
 ) -> None:
     scratch.put("one.txt", b"old content\n")
     os.link(at(scratch, "one.txt"), at(scratch, "two.txt"))
-    target = await scratch.fs.resolve("one.txt")
+    fs = uncontained(scratch)
+    target = await fs.resolve("one.txt")
     real_ftruncate = os.ftruncate
     calls = []
 
@@ -293,7 +306,7 @@ async def test_a_failing_in_place_rewrite_restores_a_hard_linked_file(
 
     monkeypatch.setattr(os, "ftruncate", failing_once)
     with pytest.raises(FsError) as caught:
-        await scratch.fs.write_text(target, "new")
+        await fs.write_text(target, "new")
     assert caught.value.code == FsErrorCode.FS_IO_ERROR
     assert scratch.get("two.txt") == b"old content\n"
     assert scratch.names() == ["one.txt", "two.txt"]
@@ -392,11 +405,12 @@ async def test_read_text_of_a_growing_file_is_the_file_as_opened(scratch: Scratc
 
 
 async def test_a_pseudo_file_reporting_size_zero_is_read_to_its_end(scratch: Scratch) -> None:
-    target = await scratch.fs.resolve("/proc/self/status")
-    info = await scratch.fs.stat(target)
+    fs = LocalFileSystem(scratch.root, read_only_roots=["/proc"])
+    target = await fs.resolve("/proc/self/status")
+    info = await fs.stat(target)
     assert info is not None and info.size == 0
-    text = await scratch.fs.read_text(target)
-    streamed = "".join([chunk async for chunk in scratch.fs.stream_text(target)])
+    text = await fs.read_text(target)
+    streamed = "".join([chunk async for chunk in fs.stream_text(target)])
     assert text.startswith("Name:") and streamed.startswith("Name:")
 
 

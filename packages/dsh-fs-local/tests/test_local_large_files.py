@@ -26,7 +26,7 @@ if pid:
     sys.exit(os.waitstatus_to_exitcode(status))
 
 async def main(path, how):
-    fs = LocalFileSystem()
+    fs = LocalFileSystem(os.path.dirname(path))
     target = await fs.resolve(path)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     chars = chunks = 0

@@ -34,10 +34,11 @@ async def test_default_cwd_is_the_process_working_directory_at_construction(
     assert target.display_path == os.path.join(str(tmp_path), "a.txt")
 
 
-async def test_cwd_is_not_a_containment_boundary(scratch: Scratch) -> None:
-    target = await scratch.fs.resolve("../outside.txt")
+async def test_without_roots_cwd_is_only_a_default(scratch: Scratch) -> None:
+    fs = LocalFileSystem(scratch.root, roots=None)
+    target = await fs.resolve("../outside.txt")
     assert target.display_path == os.path.join(os.path.dirname(scratch.root), "outside.txt")
-    assert (await scratch.fs.resolve("/etc/hostname")).display_path == "/etc/hostname"
+    assert (await fs.resolve("/etc/hostname")).display_path == "/etc/hostname"
 
 
 async def test_display_path_is_normalized_but_not_realpathed(scratch: Scratch) -> None:
@@ -221,17 +222,18 @@ async def test_an_undecodable_file_name_round_trips(scratch: Scratch) -> None:
     assert listed[0].target == target
 
 
-async def test_an_object_without_a_path_keeps_a_path_key(scratch: Scratch) -> None:
+async def test_without_roots_an_object_without_a_path_keeps_a_path_key(scratch: Scratch) -> None:
     read_end, write_end = os.pipe()
     try:
         link = at(scratch, "to-pipe")
         os.symlink(f"/proc/self/fd/{read_end}", link)
-        target = await scratch.fs.resolve("to-pipe")
+        fs = LocalFileSystem(scratch.root, roots=None)
+        target = await fs.resolve("to-pipe")
         assert target.target_key.startswith("/")
-        info = await scratch.fs.stat(target)
+        info = await fs.stat(target)
         assert info is not None and info.type == "other"
         with anyio.fail_after(2), pytest.raises(FsError) as caught:
-            await scratch.fs.read_text(target)
+            await fs.read_text(target)
         assert caught.value.code == FsErrorCode.FS_NOT_REGULAR_FILE
     finally:
         os.close(read_end)

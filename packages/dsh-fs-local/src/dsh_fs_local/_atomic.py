@@ -1,15 +1,20 @@
 """The critical section of a mutation, run in one worker-thread call.
 
-``mutate`` holds an advisory ``flock`` on the target's parent directory (no
-lock file is ever created), checks the current state, computes the new bytes
-and publishes them atomically:
+``mutate`` refuses what the workspace does not grant, reaches the target's
+directory beneath its root (a :class:`~dsh_fs_local._beneath.Spot`: the
+directory held open and the final name), holds an advisory ``flock`` on that
+directory (no lock file is ever created), checks the current state, computes
+the new bytes and publishes them atomically — every step an ``*at`` call on
+the held descriptor:
 
 * a regular file with one link (or a new file) is replaced by renaming a
   hidden ``O_EXCL`` ``0600`` temporary file over it — written, given its final
   mode and owner, ``fsync``ed — then the directory is ``fsync``ed;
-* a file with several hard links is rewritten in place (same inode, so every
-  name sees the change) after its previous content was saved to a hidden,
-  ``fsync``ed backup, which is removed once the rewrite is durable.
+* without containment (``roots=None``), a file with several hard links is
+  rewritten in place (same inode, so every name sees the change) after its
+  previous content was saved to a hidden, ``fsync``ed backup, which is removed
+  once the rewrite is durable. Under containment it is replaced by rename like
+  any other file (SPEC 3.3: a name outside the workspace keeps its bytes).
 
 Temporary and backup files are named ``.<basename>.dsh-<pid>-<8 hex>.tmp`` /
 ``.bak``. Every mutation first removes the ``.tmp`` files of its directory whose
@@ -35,6 +40,7 @@ from anyio import from_thread
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.preconditions import not_regular, parent_not_directory
 
+from ._beneath import CreatedDirectories, Reach, Refused, Spot
 from ._os_errors import os_failure
 from ._paths import version_of
 from ._reading import READ_FLAGS, read_all
@@ -63,8 +69,8 @@ UMASK = _process_umask()
 NEW_FILE_MODE = 0o666 & ~UMASK
 """Permission bits of a file the backend creates (what ``open()`` would give it)."""
 
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_REWRITE_FLAGS = os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 _COMPANION = re.compile(r"\..*\.dsh-([0-9]{1,10})-[0-9a-f]{8}\.tmp", re.DOTALL)
 _MAX_STEM_BYTES = 200
 """Basename bytes kept in a companion name (the rest is cut to stay under NAME_MAX)."""
@@ -85,14 +91,12 @@ of one process never repeat (``next`` is atomic under the GIL) and no
 ``getrandom`` call is made per write; the pid keeps processes apart."""
 
 
-def companion_path(key: str, suffix: str) -> str:
-    """A fresh hidden name beside ``key``: ``.<basename>.dsh-<pid>-<8 hex>.<suffix>``."""
-    parent, base = os.path.split(key)
-    raw = os.fsencode(base)
+def companion_name(name: str, suffix: str) -> str:
+    """A fresh hidden name beside ``name``: ``.<name>.dsh-<pid>-<8 hex>.<suffix>``."""
+    raw = os.fsencode(name)
     if len(raw) > _MAX_STEM_BYTES:
-        base = os.fsdecode(raw[:_MAX_STEM_BYTES])
-    name = f".{base}.dsh-{os.getpid()}-{next(_serials) & 0xFFFFFFFF:08x}.{suffix}"
-    return os.path.join(parent, name)
+        name = os.fsdecode(raw[:_MAX_STEM_BYTES])
+    return f".{name}.dsh-{os.getpid()}-{next(_serials) & 0xFFFFFFFF:08x}.{suffix}"
 
 
 def _process_gone(pid: int) -> bool:
@@ -105,18 +109,20 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
-def sweep_stale_temporaries(directory: str, dir_fd: int | None = None) -> None:
-    """Remove ``.tmp`` companions of processes that no longer run.
+def sweep_stale_temporaries(spot: Spot) -> None:
+    """Remove the ``.tmp`` companions in the spot's directory whose process no longer runs.
 
-    A name carrying our own pid is stale only when it is not one of this
-    process's in-flight temporaries (an earlier process with the same pid,
-    e.g. pid 1 of a restarted container). ``dir_fd`` (open on ``directory``)
-    is listed instead of looking the directory up again.
+    The directory is listed and cleaned through its descriptor (never by
+    path). A name carrying our own pid is stale only when it is not one of
+    this process's in-flight temporaries (an earlier process with the same
+    pid, e.g. pid 1 of a restarted container).
     """
+    if not spot.readable:
+        return
     own = os.getpid()
     verdicts: dict[int, bool] = {}
     try:
-        names = os.listdir(directory if dir_fd is None else dir_fd)
+        names = os.listdir(spot.dir_fd)
     except OSError:
         return
     for name in names:
@@ -126,17 +132,21 @@ def sweep_stale_temporaries(directory: str, dir_fd: int | None = None) -> None:
         if match is None:
             continue
         pid = int(match[1])
-        path = os.path.join(directory, name)
         if pid == own:
             with _in_flight_guard:
-                stale = path not in _in_flight
+                stale = _flight_key(spot, name) not in _in_flight
         else:
             if pid not in verdicts:
                 verdicts[pid] = _process_gone(pid)
             stale = verdicts[pid]
         if stale:
             with contextlib.suppress(OSError):
-                os.unlink(path)
+                os.unlink(name, dir_fd=spot.dir_fd)
+
+
+def _flight_key(spot: Spot, name: str) -> str:
+    """How this process remembers one of its own temporaries (a name, never opened)."""
+    return spot.dir_path + "\0" + name
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -152,30 +162,24 @@ def _pwrite_all(fd: int, data: bytes) -> None:
         offset += os.pwrite(fd, view[offset:], offset)
 
 
-def _lock_directory(directory: str) -> int | None:
-    """Open ``directory`` and take an exclusive ``flock`` on it, waiting as long as needed.
+def _lock_directory(spot: Spot) -> None:
+    """Take an exclusive ``flock`` on the spot's directory, waiting as long as needed.
 
-    Returns the descriptor that holds the lock, or ``None`` when the directory
-    cannot be opened for reading or the filesystem does not support ``flock``
-    (the mutation then relies on the in-process lock only). The wait polls
-    instead of blocking in the kernel, so that the caller's cancellation still
-    ends it: a lock held by a stopped or hung process must not make the call
-    uncancellable. Nothing has been changed while waiting.
+    Held until the spot's descriptor is closed. Skipped when the directory
+    could not be opened for reading or the filesystem does not support
+    ``flock`` (the mutation then relies on the in-process lock only). The
+    wait polls instead of blocking in the kernel, so that the caller's
+    cancellation still ends it: a lock held by a stopped or hung process
+    must not make the call uncancellable. Nothing has been changed while
+    waiting.
     """
+    if not spot.readable:
+        return
     try:
-        fd = os.open(directory, _DIR_FLAGS)
-    except PermissionError:
-        return None
-    try:
-        _flock_cancellably(fd)
+        _flock_cancellably(spot.dir_fd)
     except OSError as exc:
         if exc.errno not in _UNLOCKABLE:
-            os.close(fd)
             raise
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _flock_cancellably(fd: int) -> None:
@@ -194,35 +198,28 @@ def _flock_cancellably(fd: int) -> None:
         delay = min(delay * 2, 0.02)
 
 
-def _fsync_directory(fd: int | None, directory: str) -> None:
+def _fsync_directory(spot: Spot) -> None:
     """Best effort: some filesystems refuse ``fsync`` on a directory."""
-    try:
-        if fd is not None:
-            os.fsync(fd)
-            return
-        probe = os.open(directory, _DIR_FLAGS)
-        try:
-            os.fsync(probe)
-        finally:
-            os.close(probe)
-    except OSError:
-        pass
+    if spot.readable:
+        with contextlib.suppress(OSError):
+            os.fsync(spot.dir_fd)
 
 
-def _replace_via_temporary(
-    key: str, data: bytes, current: os.stat_result | None, dir_fd: int | None
-) -> str:
-    """Publish ``data`` at ``key`` by renaming an ``fsync``ed temporary; returns the new version.
+def _replace_via_temporary(spot: Spot, data: bytes, current: os.stat_result | None) -> str:
+    """Publish ``data`` by renaming an ``fsync``ed temporary over the spot's name.
 
-    The version comes from the temporary's descriptor, kept open across the
-    rename and the directory ``fsync``: it is the file this call wrote (no
-    second lookup of ``key``).
+    Everything happens relative to the spot's directory descriptor. The
+    returned version comes from the temporary's descriptor, kept open across
+    the rename and the directory ``fsync``: it is the file this call wrote (no
+    second lookup of the name).
     """
-    temp = companion_path(key, "tmp")
+    directory = spot.dir_fd
+    temp = companion_name(spot.name, "tmp")
+    flight = _flight_key(spot, temp)
     with _in_flight_guard:
-        _in_flight.add(temp)
+        _in_flight.add(flight)
     try:
-        fd = os.open(temp, _WRITE_FLAGS, 0o600)
+        fd = os.open(temp, _WRITE_FLAGS, 0o600, dir_fd=directory)
         try:
             try:
                 _write_all(fd, data)
@@ -238,31 +235,29 @@ def _replace_via_temporary(
                 else:
                     os.fchmod(fd, NEW_FILE_MODE)
                 os.fsync(fd)
-                os.rename(temp, key)
+                os.rename(temp, spot.name, src_dir_fd=directory, dst_dir_fd=directory)
             except BaseException:
                 with contextlib.suppress(OSError):
-                    os.unlink(temp)
+                    os.unlink(temp, dir_fd=directory)
                 raise
-            _fsync_directory(dir_fd, os.path.dirname(key))
+            _fsync_directory(spot)
             return version_of(os.fstat(fd))
         finally:
             os.close(fd)
     finally:
         with _in_flight_guard:
-            _in_flight.discard(temp)
+            _in_flight.discard(flight)
 
 
-def _rewrite_in_place(
-    key: str, data: bytes, previous: bytes, current: os.stat_result, dir_fd: int | None
-) -> str:
+def _rewrite_in_place(spot: Spot, data: bytes, previous: bytes, current: os.stat_result) -> str:
     """Keep the inode of a hard-linked file: backup, rewrite in place, drop the backup.
 
-    Returns the new version, taken from the rewritten descriptor (no second
-    lookup of ``key``).
+    Only without containment (SPEC 3.3: a name outside the workspace must keep
+    its bytes). Returns the new version, taken from the rewritten descriptor.
     """
-    directory = os.path.dirname(key)
-    backup = companion_path(key, "bak")
-    fd = os.open(backup, _WRITE_FLAGS, 0o600)
+    directory = spot.dir_fd
+    backup = companion_name(spot.name, "bak")
+    fd = os.open(backup, _WRITE_FLAGS, 0o600, dir_fd=directory)
     try:
         try:
             _write_all(fd, previous)
@@ -271,10 +266,10 @@ def _rewrite_in_place(
             os.close(fd)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(backup)
+            os.unlink(backup, dir_fd=directory)
         raise
-    _fsync_directory(dir_fd, directory)
-    fd = os.open(key, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    _fsync_directory(spot)
+    fd = os.open(spot.name, _REWRITE_FLAGS, dir_fd=directory)
     try:
         opened = os.fstat(fd)
         if (opened.st_dev, opened.st_ino) != (current.st_dev, current.st_ino):
@@ -290,19 +285,19 @@ def _rewrite_in_place(
             with contextlib.suppress(OSError):  # and its mtime: a failed write changed nothing
                 os.utime(fd, ns=(current.st_atime_ns, current.st_mtime_ns))
             os.fsync(fd)
-            os.unlink(backup)
+            os.unlink(backup, dir_fd=directory)
             raise
         version = version_of(os.fstat(fd))
     finally:
         os.close(fd)
-    os.unlink(backup)
-    _fsync_directory(dir_fd, directory)
+    os.unlink(backup, dir_fd=directory)
+    _fsync_directory(spot)
     return version
 
 
-def _read_current(key: str, current: os.stat_result, verb: str, display_path: str) -> bytes:
+def _read_current(spot: Spot, current: os.stat_result, verb: str, display_path: str) -> bytes:
     try:
-        fd = os.open(key, READ_FLAGS)
+        fd = os.open(spot.name, READ_FLAGS | os.O_NOFOLLOW, dir_fd=spot.dir_fd)
     except OSError as exc:
         raise os_failure(verb, display_path, exc) from exc
     try:
@@ -319,94 +314,92 @@ def _read_current(key: str, current: os.stat_result, verb: str, display_path: st
 _EFFECTIVE_IDS = os.access in os.supports_effective_ids
 
 
-def _may_write(path: str) -> bool:
+def _may_write(spot: Spot) -> bool:
     """Whether this process may write the existing file (effective ids, as ``open``)."""
-    return os.access(path, os.W_OK, effective_ids=_EFFECTIVE_IDS)
+    return os.access(
+        spot.name,
+        os.W_OK,
+        dir_fd=spot.dir_fd,
+        effective_ids=_EFFECTIVE_IDS,
+        follow_symlinks=False,
+    )
 
 
-def _make_directories(directory: str, created: list[str]) -> None:
-    """``os.makedirs``, recording each directory it creates (outermost first)."""
-    missing: list[str] = []
-    path = directory
-    while not os.path.isdir(path):
-        missing.append(path)
-        parent = os.path.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    for path in reversed(missing):
-        try:
-            os.mkdir(path)
-        except FileExistsError:
-            if not os.path.isdir(path):
-                raise
-            continue
-        created.append(path)
-
-
-def _remove_directories(created: list[str]) -> None:
-    """Undo :func:`_make_directories` after a failed write (only what is still empty)."""
-    for path in reversed(created):
-        try:
-            os.rmdir(path)
-        except OSError:
-            return
+def _locate(reach: Reach, key: str, check: Check, created: CreatedDirectories) -> Spot:
+    """The spot of ``key``; when its directory is missing, ``check`` (the target is absent)
+    decides first whether the missing directories may be created."""
+    try:
+        return reach.locate(key)
+    except FileNotFoundError:
+        check(None)
+        return reach.make_directories(key, created)
 
 
 def mutate(
-    key: str, display_path: str, verb: str, check: Check, plan: Plan
+    reach: Reach, key: str, display_path: str, verb: str, check: Check, plan: Plan
 ) -> tuple[str, bytes | None]:
     """Run one mutation of ``key``; returns the new version and the previous bytes.
 
-    ``check`` sees the current state first (it raises for a special file, a
-    stale version or a failed intent); ``plan`` then turns the previous bytes
-    into the new ones (it may raise, e.g. an edit that does not match). Any
-    ``FsError`` leaves the target and the directory exactly as they were.
+    The workspace refusal comes first (outside, then read-only), before
+    anything is looked up. ``check`` then sees the current state (it raises
+    for a special file, a stale version or a failed intent); ``plan`` turns
+    the previous bytes into the new ones (it may raise, e.g. an edit that does
+    not match). Every step after the refusal works through the descriptor of
+    the target's directory, reached beneath its root. Any ``FsError`` leaves
+    the target and the directory exactly as they were.
     """
-    directory = os.path.dirname(key)
-    created: list[str] = []
+    workspace = reach.workspace
+    workspace.check(verb, display_path, key, write=True)
+    created = CreatedDirectories()
     try:
-        try:
-            dir_fd = _lock_directory(directory)
-        except FileNotFoundError:
-            check(None)
-            _make_directories(directory, created)
-            dir_fd = _lock_directory(directory)
+        spot = _locate(reach, key, check, created)
     except BaseException as exc:
-        _remove_directories(created)
+        created.undo()
+        if isinstance(exc, Refused):
+            raise exc.error(verb, display_path) from None
         if isinstance(exc, NotADirectoryError | FileExistsError):
             raise parent_not_directory(verb, display_path) from exc
+        if isinstance(exc, IsADirectoryError):
+            raise not_regular(verb, display_path) from exc
         if isinstance(exc, OSError):
             raise os_failure(verb, display_path, exc) from exc
         raise
     try:
-        sweep_stale_temporaries(directory, dir_fd)
+        # The walk may have followed a final link or an absolute one into
+        # another root: the place it reached is what must grant the write.
+        workspace.check(verb, display_path, spot.path, write=True)
+        _lock_directory(spot)
+        sweep_stale_temporaries(spot)
         try:
-            current: os.stat_result | None = os.stat(key)
+            current: os.stat_result | None = os.stat(
+                spot.name, dir_fd=spot.dir_fd, follow_symlinks=False
+            )
         except FileNotFoundError:
             current = None
-        except NotADirectoryError as exc:
-            raise parent_not_directory(verb, display_path) from exc
         check(current)
-        if current is not None and not _may_write(key):
+        if current is not None and not _may_write(spot):
             # Replacing by rename only needs the directory's permission; a
             # read-only file is still not ours to change (as open() would say).
             raise OSError(errno.EACCES, os.strerror(errno.EACCES))
-        previous = None if current is None else _read_current(key, current, verb, display_path)
+        previous = None if current is None else _read_current(spot, current, verb, display_path)
         data = plan(previous)
-        if current is not None and previous is not None and current.st_nlink > 1:
-            return _rewrite_in_place(key, data, previous, current, dir_fd), previous
-        return _replace_via_temporary(key, data, current, dir_fd), previous
+        if (
+            current is not None
+            and previous is not None
+            and current.st_nlink > 1
+            and not workspace.contained
+        ):
+            version = _rewrite_in_place(spot, data, previous, current)
+        else:
+            version = _replace_via_temporary(spot, data, current)
     except BaseException as exc:
-        if dir_fd is not None:
-            os.close(dir_fd)
-            dir_fd = None
-        _remove_directories(created)
+        spot.close()
+        created.undo()
         if not isinstance(exc, OSError):
             raise
         if exc.errno == errno.EISDIR:
             raise not_regular(verb, display_path) from exc
         raise os_failure(verb, display_path, exc) from exc
-    finally:
-        if dir_fd is not None:
-            os.close(dir_fd)
+    spot.close()
+    created.close()
+    return version, previous

@@ -1,4 +1,4 @@
-"""``list_dir`` in one ``scandir`` pass (runs in a worker thread)."""
+"""``list_dir`` in one ``scandir`` pass over a descriptor (runs in a worker thread)."""
 
 from __future__ import annotations
 
@@ -8,35 +8,80 @@ import os
 from dsh_fs import EntryType, FsDirEntry, FsError, FsTarget
 from dsh_fs.preconditions import not_directory, not_found
 
+from ._beneath import Reach, Refused
 from ._os_errors import os_failure
 from ._paths import entry_type_of, version_of
+from ._reading import PATH_FLAGS
+
+_LISTABLE = os.O_RDONLY | os.O_DIRECTORY
 
 
-def _list_failure(key: str, display_path: str, exc: OSError) -> FsError:
+def _list_failure(reach: Reach, key: str, display_path: str, exc: OSError) -> FsError:
     if exc.errno == errno.ENOENT:
         return not_found("list", display_path)
     if exc.errno == errno.ENOTDIR:
         # Either the target is not a directory, or a parent segment is a file.
         try:
-            os.stat(key)
-        except OSError:
+            os.close(reach.open(key, PATH_FLAGS))
+        except (OSError, Refused):
             return not_found("list", display_path)
         return not_directory("list", display_path)
     return os_failure("list", display_path, exc)
 
 
-def list_directory(key: str, display_path: str, with_stat: bool) -> list[FsDirEntry]:
-    """The direct children of the directory ``key``.
+def _symlink_child(
+    reach: Reach, child_key: str, with_stat: bool
+) -> tuple[str, EntryType, str | None, int | None]:
+    """Key, type, version and size of a symlink child, followed beneath the workspace.
 
-    Types come from the directory entry (``d_type``) without a ``stat``; only
-    symlinks (followed, a broken one is ``other``) and entries of unreported
-    type cost one. A child's key is the parent key joined with its name — a
-    ``realpath`` only for symlinks. ``with_stat`` adds version and file size.
+    A link that leaves the workspace (or is a magic link) is ``other``, keeps
+    its unresolved key and is never statted through; a broken one is
+    ``other`` with the key of the file it points to.
     """
     try:
-        scan = os.scandir(key)
+        fd = reach.open(child_key, PATH_FLAGS)
+    except Refused:
+        return child_key, "other", None, None
+    except FileNotFoundError:
+        try:
+            return reach.key_of(child_key), "other", None, None
+        except (OSError, Refused):
+            return child_key, "other", None, None
+    except OSError:
+        return child_key, "other", None, None
+    try:
+        info = os.fstat(fd)
+        key = reach.key_of(child_key)
+    except (OSError, Refused):
+        return child_key, "other", None, None
+    finally:
+        os.close(fd)
+    kind = entry_type_of(info.st_mode)
+    if not with_stat:
+        return key, kind, None, None
+    return key, kind, version_of(info), info.st_size if kind == "file" else None
+
+
+def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -> list[FsDirEntry]:
+    """The direct children of the directory ``key``, opened through ``reach``.
+
+    Types come from the directory entry (``d_type``) without a ``stat``; only
+    symlinks (followed beneath the workspace; a broken or escaping one is
+    ``other``) and entries of unreported type cost one. A child's key is the
+    parent key joined with its name — resolved only for symlinks. ``with_stat``
+    adds version and file size.
+    """
+    try:
+        dir_fd = reach.open(key, _LISTABLE)
+    except Refused as refused:
+        raise refused.error("list", display_path) from None
     except OSError as exc:
-        raise _list_failure(key, display_path, exc) from exc
+        raise _list_failure(reach, key, display_path, exc) from exc
+    try:
+        scan = os.scandir(dir_fd)
+    except OSError as exc:
+        os.close(dir_fd)
+        raise os_failure("list", display_path, exc) from exc
     entries: list[FsDirEntry] = []
     append = entries.append
     # Plain concatenation: os.path.join costs more than the rest of an entry.
@@ -50,17 +95,9 @@ def list_directory(key: str, display_path: str, with_stat: bool) -> list[FsDirEn
                 size: int | None = None
                 kind: EntryType
                 if entry.is_symlink():
-                    child_key = os.path.realpath(entry.path)
-                    try:
-                        info = entry.stat()
-                    except OSError:
-                        kind = "other"
-                    else:
-                        kind = entry_type_of(info.st_mode)
-                        if with_stat:
-                            version = version_of(info)
-                            if kind == "file":
-                                size = info.st_size
+                    child_key, kind, version, size = _symlink_child(
+                        reach, key_prefix + name, with_stat
+                    )
                 else:
                     child_key = key_prefix + name
                     try:
@@ -83,4 +120,6 @@ def list_directory(key: str, display_path: str, with_stat: bool) -> list[FsDirEn
                 append(FsDirEntry(name, kind, target, version, size))
         except OSError as exc:
             raise os_failure("list", display_path, exc) from exc
+        finally:
+            os.close(dir_fd)
     return entries

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TypeVar
 
 import anyio
@@ -17,6 +17,8 @@ from dsh_fs import (
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
+    FsError,
+    FsErrorCode,
     FsInfo,
     FsPathInfo,
     FsTarget,
@@ -24,15 +26,17 @@ from dsh_fs import (
     WriteIntent,
 )
 from dsh_fs.locks import TargetLocks
-from dsh_fs.preconditions import check_edit, check_write
+from dsh_fs.preconditions import check_edit, check_write, parent_not_directory
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import AppliedEdit, apply_edit, decode_previous, encode_text, written_text
+from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outside_workspace
 
 from ._atomic import mutate
+from ._beneath import Anywhere, Beneath, Reach, Refused
 from ._listing import list_directory
-from ._os_errors import os_failure
-from ._paths import display_path_of, entry_type_of, path_type_of, target_key_of, version_of
-from ._reading import FileSource, read_text_file
+from ._os_errors import os_error_text, os_failure
+from ._paths import display_path_of, entry_type_of, path_type_of, version_of
+from ._reading import PATH_FLAGS, FileSource, read_text_file
 
 T = TypeVar("T")
 
@@ -44,10 +48,20 @@ async def _in_worker(step: Callable[[], T]) -> T:
 
 
 class LocalFileSystem(FileSystem):
-    """The host filesystem: realpath identity, strict UTF-8, atomic crash-safe writes.
+    """The host filesystem: realpath identity, strict UTF-8, atomic crash-safe writes,
+    contained to its workspace (SPEC 3.3) at the system call.
 
     ``cwd`` (default: the process working directory at construction) is where
-    relative paths resolve; it is not a containment boundary.
+    relative paths resolve. ``roots`` (default: ``(cwd,)``) are the
+    directories the backend may read and write, ``read_only_roots`` further
+    ones it may only read and list, ``read_only=True`` forbids every write;
+    ``roots=None`` turns containment off. Roots are made absolute against
+    ``cwd`` and realpathed once, here, and held open as directory descriptors
+    for the backend's lifetime: every primitive reaches its target beneath
+    one of them (``openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)``, or a
+    component walk where the kernel lacks it), never by a path checked first
+    and used afterwards. A root that does not exist or is not a directory
+    fails with ``ValueError`` naming it.
 
     Thread hops: ``resolve``, ``stat`` and ``lstat`` are a few metadata
     syscalls and run inline (no worker thread); ``read_text``, ``list_dir``,
@@ -65,8 +79,33 @@ class LocalFileSystem(FileSystem):
     file is always gone.
     """
 
-    def __init__(self, cwd: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        roots: RootsOption = CWD_ROOT,
+        read_only_roots: Iterable[str | os.PathLike[str]] = (),
+        read_only: bool = False,
+    ) -> None:
         self._cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+        spellings: dict[str, str] = {}
+
+        def canonical(root: str) -> str:
+            real = _canonical_root(root)
+            if real != root:
+                spellings[root] = real
+            return real
+
+        self._workspace = Workspace.build(
+            self._cwd, roots, read_only_roots, read_only, canonical=canonical
+        )
+        # A root given through a symlink (macOS /tmp, a cwd reached by a
+        # link) is realpathed once, here; a display path spelled through that
+        # same name means the held root, so it is looked up beneath it.
+        self._spellings = tuple(sorted(spellings.items(), key=lambda kv: -len(kv[0])))
+        self._reach: Reach = (
+            Beneath(self._workspace) if self._workspace.contained else Anywhere(self._workspace)
+        )
         self._locks = TargetLocks()
 
     @property
@@ -74,27 +113,78 @@ class LocalFileSystem(FileSystem):
         """The directory relative paths resolve against by default."""
         return self._cwd
 
+    @property
+    def workspace(self) -> Workspace:
+        """The canonical roots and the write switch this backend enforces."""
+        return self._workspace
+
+    def close(self) -> None:
+        """Release the root descriptors (the backend is unusable afterwards).
+
+        Optional: they are released when the process ends; this is for code
+        that builds many short-lived backends.
+        """
+        self._reach.close()
+
     def __repr__(self) -> str:
-        return f"LocalFileSystem(cwd={self._cwd!r})"
+        workspace = self._workspace
+        if not workspace.contained:
+            return f"LocalFileSystem(cwd={self._cwd!r}, roots=None)"
+        extra = ""
+        if workspace.read_only_roots:
+            extra += f", read_only_roots={workspace.read_only_roots!r}"
+        if workspace.read_only:
+            extra += ", read_only=True"
+        return f"LocalFileSystem(cwd={self._cwd!r}, roots={workspace.roots!r}{extra})"
 
     def _base(self, cwd: str | None) -> str:
         return self._cwd if cwd is None else os.path.join(self._cwd, cwd)
 
+    def _beneath_root(self, display_path: str, verb: str) -> str:
+        """``display_path`` spelled beneath a canonical root, refused early (without a
+        lookup) when its normalized form lies outside every root."""
+        path = display_path
+        for spelling, real in self._spellings:
+            if is_beneath(display_path, spelling):
+                path = real.rstrip("/") + display_path[len(spelling) :] or "/"
+                break
+        if self._workspace.access(path) is None:
+            raise outside_workspace(verb, display_path)
+        return path
+
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
         await anyio.lowlevel.checkpoint_if_cancelled()
         display_path = display_path_of(path, self._base(cwd))
-        return FsTarget(target_key_of(display_path), display_path)
+        try:
+            key = self._reach.key_of(self._beneath_root(display_path, "resolve"))
+        except Refused as refused:
+            raise refused.error("resolve", display_path) from None
+        except OSError as exc:
+            if exc.errno == errno.ENOTDIR:
+                raise parent_not_directory("resolve", display_path) from exc
+            raise FsError.cannot(
+                "resolve", display_path, os_error_text(exc), FsErrorCode.FS_IO_ERROR
+            ) from exc
+        self._workspace.check("resolve", display_path, key, write=False)
+        return FsTarget(key, display_path)
 
     async def stat(self, target: FsTarget) -> FsInfo | None:
         await anyio.lowlevel.checkpoint_if_cancelled()
+        # ``stat`` is the first step of the read tool: its refusals and
+        # failures speak as the read would (``cannot read "<p>": …``). A key
+        # outside every root is refused by the reach before any lookup.
         try:
-            info = os.stat(target.target_key)
+            fd = self._reach.open(target.target_key, PATH_FLAGS)
+        except Refused as refused:
+            raise refused.error("read", target.display_path) from None
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 return None
-            # ``stat`` is the first step of the read tool: its failures speak
-            # as the read would (``cannot read "<p>": permission denied``).
             raise os_failure("read", target.display_path, exc) from exc
+        try:
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
         kind = entry_type_of(info.st_mode)
         return FsInfo(version_of(info), kind, info.st_size if kind == "file" else None)
 
@@ -102,24 +192,42 @@ class LocalFileSystem(FileSystem):
         await anyio.lowlevel.checkpoint_if_cancelled()
         display_path = display_path_of(path, self._base(cwd))
         try:
-            info = os.lstat(display_path)
+            fd = self._reach.open(
+                self._beneath_root(display_path, "stat"), PATH_FLAGS | os.O_NOFOLLOW
+            )
+        except Refused as refused:
+            raise refused.error("stat", display_path) from None
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 return None
             raise os_failure("stat", display_path, exc) from exc
+        try:
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
         kind = path_type_of(info.st_mode)
         return FsPathInfo(version_of(info), kind, info.st_size if kind == "file" else None)
 
+    def _check_write(self, verb: str, target: FsTarget) -> None:
+        """The early refusal of a mutation by the target key (outside, then read-only),
+        before any lookup. Reads need none: the reach refuses a key outside every root
+        before its first system call."""
+        self._workspace.check(verb, target.display_path, target.target_key, write=True)
+
     async def read_text(self, target: FsTarget) -> str:
         return await to_thread.run_sync(
-            read_text_file, target.target_key, target.display_path, abandon_on_cancel=False
+            read_text_file,
+            self._reach,
+            target.target_key,
+            target.display_path,
+            abandon_on_cancel=False,
         )
 
     def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
         """1 MiB per step, one worker-thread hop per step; ``skip_lines`` counts raw bytes."""
-        key, display_path = target.target_key, target.display_path
+        key, display_path, reach = target.target_key, target.display_path, self._reach
         return TextStream(
-            lambda: FileSource(key, display_path),
+            lambda: FileSource(reach, key, display_path),
             display_path,
             run=_in_worker,
             check_cancelled=from_thread.check_cancelled,
@@ -127,7 +235,12 @@ class LocalFileSystem(FileSystem):
 
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
         return await to_thread.run_sync(
-            list_directory, target.target_key, target.display_path, stat, abandon_on_cancel=False
+            list_directory,
+            self._reach,
+            target.target_key,
+            target.display_path,
+            stat,
+            abandon_on_cancel=False,
         )
 
     async def write_text(
@@ -145,7 +258,9 @@ class LocalFileSystem(FileSystem):
             # The outcome's texts are decoded here, in the worker thread, once
             # the directory lock is released: a large previous content is not
             # decoded on the event loop.
-            version, previous = mutate(target.target_key, display_path, "write", check, plan)
+            version, previous = mutate(
+                self._reach, target.target_key, display_path, "write", check, plan
+            )
             return FsWriteOutcome(
                 operation="create" if previous is None else "update",
                 version=version,
@@ -153,6 +268,7 @@ class LocalFileSystem(FileSystem):
                 after=written_text(content),
             )
 
+        self._check_write("write", target)
         async with self._locks.hold(target.target_key):
             return await to_thread.run_sync(write, abandon_on_cancel=False)
 
@@ -170,9 +286,11 @@ class LocalFileSystem(FileSystem):
             applied.append(result)
             return result.data
 
+        self._check_write("edit", target)
         async with self._locks.hold(target.target_key):
             version, _ = await to_thread.run_sync(
                 mutate,
+                self._reach,
                 target.target_key,
                 display_path,
                 "edit",
@@ -184,7 +302,14 @@ class LocalFileSystem(FileSystem):
         return FsEditOutcome(version, result.before, result.after, result.replacements)
 
 
+def _canonical_root(path: str) -> str:
+    """The realpath of one root; ``ValueError`` naming it when it is not an existing directory."""
+    real = os.path.realpath(path)
+    if not os.path.isdir(real):
+        raise ValueError(f"workspace root {path!r} is not an existing directory")
+    return real
+
+
 def _state(info: os.stat_result | None) -> tuple[EntryType, str] | None:
     """What the shared preconditions look at: ``(type, version)``, or ``None`` if absent."""
     return None if info is None else (entry_type_of(info.st_mode), version_of(info))
-

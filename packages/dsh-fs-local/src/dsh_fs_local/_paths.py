@@ -7,9 +7,6 @@ import os
 import stat as st
 
 from dsh_fs import EntryType, FsError, FsErrorCode, PathType
-from dsh_fs.preconditions import parent_not_directory
-
-from ._os_errors import os_error_text
 
 _PROC_FD = "/proc/self/fd/"
 _HAS_O_PATH = hasattr(os, "O_PATH") and os.path.isdir(_PROC_FD)
@@ -20,15 +17,16 @@ def display_path_of(path: str, cwd: str) -> str:
     """The absolute, normalized (not realpathed) form of ``path`` relative to ``cwd``.
 
     Raises ``FS_NOT_FOUND`` ``file_path must be a non-empty string`` for an
-    empty or whitespace-only path.
+    empty or whitespace-only path. A NUL byte is refused *before*
+    normalization (``a\\0/../b`` must not become ``b``), naming the joined path.
     """
     if not path or not path.strip():
         raise FsError("file_path must be a non-empty string", FsErrorCode.FS_NOT_FOUND)
-    display_path = os.path.normpath(os.path.join(cwd, path))
-    if "\0" in display_path:
+    if "\0" in path or "\0" in cwd:
         raise FsError.cannot(
-            "resolve", display_path, "path contains a NUL byte", FsErrorCode.FS_NOT_FOUND
+            "resolve", os.path.join(cwd, path), "path contains a NUL byte", FsErrorCode.FS_NOT_FOUND
         )
+    display_path = os.path.normpath(os.path.join(cwd, path))
     try:
         os.fsencode(display_path)
     except UnicodeEncodeError as exc:
@@ -54,26 +52,22 @@ def _realpath_existing(display_path: str) -> str:
         os.close(fd)
 
 
-def target_key_of(display_path: str) -> str:
-    """The identity of ``display_path``: its realpath, stable across creation.
+def realpath_anywhere(display_path: str) -> str:
+    """The identity of ``display_path`` without containment (``roots=None``): its realpath.
 
     A missing path gets the realpath of its nearest existing ancestor joined
     with the missing remainder (dangling symlinks are followed, so a write
     through one creates the file it points to). A parent segment that is a
-    file fails ``FS_NOT_FOUND``; a symlink loop fails ``FS_IO_ERROR``. When a
-    segment cannot be searched (``EACCES``) the key is computed lexically as
-    far as possible: the primitive that touches the file reports the denial.
+    file raises ``ENOTDIR``, a symlink loop ``ELOOP``. When a segment cannot
+    be searched (``EACCES``) the key is computed lexically as far as
+    possible: the primitive that touches the file reports the denial.
     """
     try:
         key = _realpath_existing(display_path)
     except OSError as exc:
-        if exc.errno == errno.ENOTDIR:
-            raise parent_not_directory("resolve", display_path) from exc
         if exc.errno in (errno.ENOENT, errno.EACCES, errno.EPERM):
             return os.path.realpath(display_path)
-        raise FsError.cannot(
-            "resolve", display_path, os_error_text(exc), FsErrorCode.FS_IO_ERROR
-        ) from exc
+        raise
     if not key.startswith("/"):
         # An object without a path (``/dev/stdin`` on a pipe reads "pipe:[n]"):
         # keep the final link unresolved; its (followed) type is never a file.

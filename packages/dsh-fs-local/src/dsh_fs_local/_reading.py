@@ -1,10 +1,11 @@
 """Reading regular files without ever blocking on a special file.
 
-Every function here runs in a worker thread. The type check comes from a
-``stat`` taken *before* any ``open``, so a FIFO, socket or device is never
-opened; the ``open`` itself uses ``O_NONBLOCK`` in case the path was swapped
-for a FIFO in between, and an ``fstat`` of the opened descriptor confirms it
-is still a regular file.
+Every function here runs in a worker thread and reaches the file through a
+:class:`~dsh_fs_local._beneath.Reach` (beneath the workspace roots). The type
+check comes from an ``O_PATH`` descriptor taken *before* any ``open``, so a
+FIFO, socket or device is never opened; the ``open`` itself uses
+``O_NONBLOCK`` in case the path was swapped for a FIFO in between, and an
+``fstat`` of the opened descriptor confirms it is still a regular file.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from dsh_fs import FsError
 from dsh_fs.preconditions import not_found, not_regular
 from dsh_fs.text import decode_text
 
+from ._beneath import Reach, Refused
 from ._os_errors import os_failure
 
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+PATH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY | os.O_NONBLOCK) | os.O_CLOEXEC
+"""A descriptor that opens nothing (``O_PATH``): enough for ``fstat``."""
 STREAM_CHUNK_BYTES = 1 << 20
 """Bytes per ``os.read`` when a file of unknown size (0) is read whole."""
 
@@ -30,21 +34,31 @@ def _lookup_failure(verb: str, display_path: str, exc: OSError) -> FsError:
     return os_failure(verb, display_path, exc)
 
 
-def open_regular(path: str, verb: str, display_path: str) -> tuple[int, int]:
-    """Open an existing regular file for reading: its descriptor and size.
+def open_regular(reach: Reach, key: str, verb: str, display_path: str) -> tuple[int, int]:
+    """Open the existing regular file ``key``, reached through ``reach``: its descriptor and size.
 
-    Raises the read's ``FsError`` when it is absent or not a regular file.
+    The type comes from an ``O_PATH`` descriptor (which opens nothing) before
+    the file is opened for reading, so a FIFO or a device is never opened.
+    Raises the read's ``FsError`` when it is absent, not a regular file, or
+    (containment) outside the workspace.
     """
     try:
-        before = os.stat(path)
-    except OSError as exc:
-        raise _lookup_failure(verb, display_path, exc) from exc
-    if not st.S_ISREG(before.st_mode):
-        raise not_regular(verb, display_path)
-    try:
-        fd = os.open(path, READ_FLAGS)
-    except OSError as exc:
-        raise _lookup_failure(verb, display_path, exc) from exc
+        try:
+            probe = reach.open(key, PATH_FLAGS)
+        except OSError as exc:
+            raise _lookup_failure(verb, display_path, exc) from exc
+        try:
+            before = os.fstat(probe)
+        finally:
+            os.close(probe)
+        if not st.S_ISREG(before.st_mode):
+            raise not_regular(verb, display_path)
+        try:
+            fd = reach.open(key, READ_FLAGS)
+        except OSError as exc:
+            raise _lookup_failure(verb, display_path, exc) from exc
+    except Refused as refused:
+        raise refused.error(verb, display_path) from None
     try:
         opened = os.fstat(fd)
     except OSError as exc:
@@ -83,9 +97,9 @@ def read_all(fd: int, size: int, verb: str, display_path: str) -> bytes:
         raise os_failure(verb, display_path, exc) from exc
 
 
-def read_text_file(path: str, display_path: str) -> str:
-    """``read_text`` in one go: stat, open, read and strict decode."""
-    fd, size = open_regular(path, "read", display_path)
+def read_text_file(reach: Reach, key: str, display_path: str) -> str:
+    """``read_text`` in one go: type check, open, read and strict decode."""
+    fd, size = open_regular(reach, key, "read", display_path)
     try:
         data = read_all(fd, size, "read", display_path)
     finally:
@@ -103,9 +117,9 @@ class FileSource:
 
     __slots__ = ("_display_path", "_fd", "_remaining")
 
-    def __init__(self, path: str, display_path: str) -> None:
+    def __init__(self, reach: Reach, key: str, display_path: str) -> None:
         self._display_path = display_path
-        self._fd, size = open_regular(path, "read", display_path)
+        self._fd, size = open_regular(reach, key, "read", display_path)
         self._remaining = size if size > 0 else -1
 
     @property

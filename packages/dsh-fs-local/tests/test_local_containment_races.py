@@ -1,0 +1,303 @@
+"""The swap race of SPEC 3.3: a directory exchanged with a symlink leading outside, nonstop.
+
+A swapper thread calls ``renameat2(RENAME_EXCHANGE)`` on two names of the
+workspace in a tight loop: at every instant ``ws/d`` is either the real
+directory or a symlink to ``outside/``, which holds bait files of the same
+names. Meanwhile each tool runs its tries through the backend — read, list,
+write of a new file, write below new parent directories, edit. A try may
+succeed (inside) or be refused (``FS_OUTSIDE_WORKSPACE``), or meet another
+``FsError`` of the race; it may never escape (read bait, list bait names,
+create or change anything outside) and never raise anything but ``FsError``.
+The outside tree is compared name by name and byte by byte afterwards.
+
+The default run makes 500 tries per tool in each resolution mode; ``--long``
+makes 5,000. ``print``ed figures: tries, escapes, refusals, successes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import stat
+import sys
+import threading
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from dsh_fs import FileSystem, FsEditRequest, FsError, FsErrorCode
+from dsh_fs_local import LocalFileSystem, _beneath
+from dsh_fs_local._beneath import ResolutionMode
+
+pytestmark = pytest.mark.anyio
+
+RENAME_EXCHANGE = 2
+_RENAMEAT2_SYSCALL = {"x86_64": 316, "aarch64": 276}
+BAIT_NAME = "ONLY-OUTSIDE.txt"
+SECRET = "SECRET"
+AT_FDCWD = -100
+
+
+def _bind_renameat2() -> Callable[[int, bytes, int, bytes, int], int] | None:
+    """``renameat2`` from libc (glibc ≥ 2.28), else the raw syscall on x86_64/aarch64."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    function = getattr(libc, "renameat2", None)
+    if function is not None:
+        function.restype = ctypes.c_int
+        function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+        function.argtypes.append(ctypes.c_uint)
+        return function  # type: ignore[no-any-return]
+    number = _RENAMEAT2_SYSCALL.get(platform.machine())
+    if number is None:
+        return None
+    syscall = libc.syscall
+    syscall.restype = ctypes.c_long
+
+    def renameat2(old_dir: int, old: bytes, new_dir: int, new: bytes, flags: int) -> int:
+        result: int = syscall(
+            ctypes.c_long(number),
+            ctypes.c_int(old_dir),
+            ctypes.c_char_p(old),
+            ctypes.c_int(new_dir),
+            ctypes.c_char_p(new),
+            ctypes.c_uint(flags),
+        )
+        return result
+
+    return renameat2
+
+
+RENAMEAT2 = _bind_renameat2()
+
+
+class Swapper:
+    """Exchanges two names of one directory in a tight loop, in its own thread."""
+
+    def __init__(self, directory: str, first: str, second: str) -> None:
+        assert RENAMEAT2 is not None
+        self._rename = RENAMEAT2
+        self._dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        self._names = (os.fsencode(first), os.fsencode(second))
+        self._stop = threading.Event()
+        self.swaps = 0
+        self.failures: list[int] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        first, second = self._names
+        rename, fd, stop = self._rename, self._dir_fd, self._stop
+        while not stop.is_set():
+            for _ in range(64):
+                if rename(fd, first, fd, second, RENAME_EXCHANGE) != 0:
+                    self.failures.append(ctypes.get_errno())
+                    return
+            self.swaps += 64
+
+    def __enter__(self) -> Swapper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        os.close(self._dir_fd)
+
+
+@dataclass
+class RaceTree:
+    """::
+
+    <base>/ws/              the root
+        d/  <-exchanged->  s -> <base>/outside/bait
+            f.txt  "inside"        (the real directory, under either name)
+            e.txt  "...END"
+    <base>/outside/bait/    f.txt "SECRET", e.txt "SECRET END", ONLY-OUTSIDE.txt
+    """
+
+    base: str
+
+    @property
+    def ws(self) -> str:
+        return os.path.join(self.base, "ws")
+
+    @property
+    def bait(self) -> str:
+        return os.path.join(self.base, "outside", "bait")
+
+    def build(self) -> None:
+        os.makedirs(os.path.join(self.ws, "d"))
+        os.makedirs(self.bait)
+        for directory, files in (
+            (os.path.join(self.ws, "d"), {"f.txt": "inside\n", "e.txt": "log\nEND\n"}),
+            (self.bait, {"f.txt": f"{SECRET}\n", "e.txt": f"{SECRET}\nEND\n", BAIT_NAME: "x"}),
+        ):
+            for name, text in files.items():
+                with open(os.path.join(directory, name), "w") as f:
+                    f.write(text)
+        os.symlink(self.bait, os.path.join(self.ws, "s"))
+
+    def outside_snapshot(self) -> dict[str, object]:
+        found: dict[str, object] = {}
+        top = os.path.join(self.base, "outside")
+        for directory, dirs, files in os.walk(top):
+            for name in dirs + files:
+                path = os.path.join(directory, name)
+                info = os.lstat(path)
+                content: object = None
+                if stat.S_ISREG(info.st_mode):
+                    with open(path, "rb") as f:
+                        content = f.read()
+                found[os.path.relpath(path, top)] = (content, info.st_ino, info.st_mtime_ns)
+        return found
+
+    def real_directory(self) -> str:
+        """Whichever of ``d`` and ``s`` is the real directory right now (swapper stopped)."""
+        for name in ("d", "s"):
+            path = os.path.join(self.ws, name)
+            if not os.path.islink(path):
+                return path
+        raise AssertionError("both names are links")
+
+
+@dataclass
+class Figures:
+    """What one tool's tries came to."""
+
+    tries: int = 0
+    successes: int = 0
+    refusals: int = 0
+    other_fs_errors: Counter[str] = field(default_factory=Counter)
+    escapes: list[str] = field(default_factory=list)
+    raw_failures: list[str] = field(default_factory=list)
+
+    def line(self, tool: str) -> str:
+        others = sum(self.other_fs_errors.values())
+        return (
+            f"{tool:>14}: tries {self.tries}, escapes {len(self.escapes)}, refusals "
+            f"{self.refusals}, successes {self.successes}, other FsError {others}"
+            + (f" {dict(self.other_fs_errors)}" if others else "")
+            + (f", raw failures {len(self.raw_failures)}" if self.raw_failures else "")
+        )
+
+
+Try = Callable[[FileSystem, int], Awaitable[str | None]]
+"""One try of a tool: returns a description of an escape it saw, or ``None``."""
+
+
+async def try_read(fs: FileSystem, i: int) -> str | None:
+    text = await fs.read_text(await fs.resolve("d/f.txt"))
+    return None if text == "inside\n" else f"read returned {text!r}"
+
+
+async def try_list(fs: FileSystem, i: int) -> str | None:
+    names = {entry.name for entry in await fs.list_dir(await fs.resolve("d"))}
+    return f"listed the bait directory: {sorted(names)[:5]}" if BAIT_NAME in names else None
+
+
+async def try_write_new_file(fs: FileSystem, i: int) -> str | None:
+    await fs.write_text(await fs.resolve(f"d/new-{i}.txt"), f"new {i}\n")
+    return None
+
+
+async def try_write_new_parents(fs: FileSystem, i: int) -> str | None:
+    await fs.write_text(await fs.resolve(f"d/p{i}/q/new.txt"), f"deep {i}\n")
+    return None
+
+
+async def try_edit(fs: FileSystem, i: int) -> str | None:
+    outcome = await fs.edit_text(await fs.resolve("d/e.txt"), FsEditRequest("END", f"{i}\nEND"))
+    return f"edited the bait: {outcome.before[:40]!r}" if SECRET in outcome.before else None
+
+
+TOOLS: dict[str, Try] = {
+    "read": try_read,
+    "list": try_list,
+    "write": try_write_new_file,
+    "write parents": try_write_new_parents,
+    "edit": try_edit,
+}
+
+
+async def run_race(fs: FileSystem, tree: RaceTree, tries: int) -> dict[str, Figures]:
+    """Every tool's ``tries`` against the swapper; the outside tree is checked after."""
+    before = tree.outside_snapshot()
+    figures = {tool: Figures() for tool in TOOLS}
+    previous_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # hand the GIL over often: more interleavings per try
+    try:
+        with Swapper(tree.ws, "d", "s") as swapper:
+            for i in range(tries):
+                for tool, attempt in TOOLS.items():
+                    seen = figures[tool]
+                    seen.tries += 1
+                    try:
+                        escape = await attempt(fs, i)
+                    except FsError as err:
+                        if err.code == FsErrorCode.FS_OUTSIDE_WORKSPACE:
+                            seen.refusals += 1
+                        else:
+                            reason = str(err).rsplit('": ', 1)[-1]
+                            seen.other_fs_errors[f"{err.code.value} {reason}"] += 1
+                        continue
+                    except Exception as exc:  # the rule under test: only FsError
+                        seen.raw_failures.append(f"{type(exc).__name__}: {exc}")
+                        continue
+                    if escape is None:
+                        seen.successes += 1
+                    else:
+                        seen.escapes.append(escape)
+        assert not swapper.failures, f"renameat2 failed: errno {swapper.failures}"
+        assert swapper.swaps > tries, "the swapper barely ran: the race proves nothing"
+    finally:
+        sys.setswitchinterval(previous_interval)
+    after = tree.outside_snapshot()
+    changed = sorted(
+        name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
+    )
+    if changed:
+        figures["write"].escapes.append(f"outside changed: {changed[:10]}")
+    return figures
+
+
+@pytest.fixture(params=["openat2", "walk"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> ResolutionMode:
+    chosen: ResolutionMode = request.param
+    if chosen == "openat2" and not _beneath.kernel_has_openat2():
+        pytest.skip("this kernel has no openat2")
+    monkeypatch.setattr(_beneath, "default_mode", lambda: chosen)
+    return chosen
+
+
+@pytest.fixture
+def race_tree(tmp_path: Path) -> Iterator[RaceTree]:
+    tree = RaceTree(os.path.realpath(tmp_path))
+    tree.build()
+    yield tree
+
+
+@pytest.mark.skipif(RENAMEAT2 is None, reason="no renameat2 on this platform")
+@pytest.mark.parametrize(
+    "tries", [500, pytest.param(5000, marks=pytest.mark.long)], ids=["500-tries", "5000-tries"]
+)
+async def test_a_directory_swapped_with_an_outside_link_nonstop_never_lets_a_tool_escape(
+    race_tree: RaceTree, mode: ResolutionMode, tries: int
+) -> None:
+    fs = LocalFileSystem(race_tree.ws)
+    figures = await run_race(fs, race_tree, tries)
+    print(f"\nswap race, {mode} mode:")
+    for tool, seen in figures.items():
+        print(seen.line(tool))
+    for tool, seen in figures.items():
+        assert seen.escapes == [], f"{tool} escaped: {seen.escapes[:3]}"
+        assert seen.raw_failures == [], f"{tool} raised: {seen.raw_failures[:3]}"
+        assert seen.tries == tries
+    # Both outcomes happened, so the race really alternated under the tools.
+    assert all(seen.refusals > 0 for seen in figures.values()), figures
+    assert all(seen.successes > 0 for seen in figures.values()), figures
+    # What the successful writes created is inside, in the real directory.
+    real = race_tree.real_directory()
+    created = [name for name in os.listdir(real) if name.startswith("new-")]
+    assert len(created) == figures["write"].successes
