@@ -58,6 +58,14 @@ def test_each_subcommand_explains_itself_with_an_example(dsh_fs: Any, command: s
     assert b"example" in run.stdout
 
 
+def test_mcp_help_says_what_the_workspace_is(dsh_fs: Any) -> None:
+    text = dsh_fs("mcp", "--help").stdout.decode()
+    assert "The workspace is what the model can reach: --cwd" in text
+    for option in ("--allow DIR", "--allow-read DIR", "--read-only", "--allow-anywhere"):
+        assert option in text
+    assert '"--allow-read", "/path/to/docs"]' in text  # the client configuration example
+
+
 def test_top_level_help_lists_the_subcommands(dsh_fs: Any) -> None:
     run = dsh_fs("--help")
     assert run.status == 0
