@@ -35,7 +35,7 @@ from typing import Any
 
 import anyio
 import pytest
-from dsh_fs import FsTarget
+from dsh_fs import FsTarget, load_plugin
 from dsh_fs.streaming import SkippedLines, SupportsSkipLines, TextStream
 from dsh_fs_local import LocalFileSystem
 from dsh_reliability_kit import ForkServer, leftovers, snapshot_tree
@@ -63,6 +63,8 @@ class Row:
     """For a successful row: what the tree must look like afterwards."""
     config: dict[str, int] | None = None
     guard: float = 2.0
+    contained: bool = True
+    """``False``: the row reaches outside its root on purpose (built with ``roots=None``)."""
 
     def param(self) -> Any:
         return pytest.param(self, id=self.id, marks=known_defect(self.id))
@@ -134,9 +136,14 @@ async def run_in_process(row: Row, root: Path) -> ToolResult:
     if row.setup is not None:
         row.setup(root)
     plugins = ("policy",) if row.policy else ()
-    toolfs = ToolFs.from_entry_points(
-        backend="local", plugins=plugins, cwd=str(root), config=row.config
-    )
+    if row.contained:
+        toolfs = ToolFs.from_entry_points(
+            backend="local", plugins=plugins, cwd=str(root), config=row.config
+        )
+    else:
+        toolfs = ToolFs(LocalFileSystem(str(root), roots=None), config=row.config)
+        for name in plugins:
+            toolfs.register(load_plugin(name), name=name)
     session = Session(cwd=str(root))
     if row.observe is not None:
         seen = await toolfs.execute("read", {"file_path": row.observe}, session=session)
@@ -497,6 +504,9 @@ def test_hostile_special_files_never_block(
     filled = {k: _fill(root, v) if isinstance(v, str) else v for k, v in args.items()}
     params = {
         "cwd": str(root),
+        # Outside the workspace a contained backend refuses before any type check:
+        # the special-file handling is what is under test, so reach it uncontained.
+        "uncontained": special.outside,
         "policy": policy,
         "guard": 2.0,
         "config": {"read_stream_min_size": 1} if label == "read-streamed" else None,
@@ -552,6 +562,7 @@ DIRECTORY_ROWS = [
         "write",
         {"file_path": "/", "content": "x"},
         'Error: cannot write "/": not a regular file',
+        contained=False,
     ),
     Row(
         "write-symlink-to-directory",

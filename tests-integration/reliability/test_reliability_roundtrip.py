@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_fs_local import NEW_FILE_MODE
+from dsh_fs import load_plugin
+from dsh_fs_local import NEW_FILE_MODE, LocalFileSystem
 from dsh_reliability_kit import leftovers, snapshot_tree
 from dsh_tool_fs import Session, ToolFs, ToolResult
 
@@ -35,10 +36,15 @@ NOGROUP = 65534
 class Agent:
     """One session of the full stack on the local backend, rooted at ``root``."""
 
-    def __init__(self, root: Path, *, policy: bool = True) -> None:
+    def __init__(self, root: Path, *, policy: bool = True, contained: bool = True) -> None:
         plugins = ("policy",) if policy else ()
         self.root = root
-        self.toolfs = ToolFs.from_entry_points(backend="local", plugins=plugins, cwd=str(root))
+        if contained:
+            self.toolfs = ToolFs.from_entry_points(backend="local", plugins=plugins, cwd=str(root))
+        else:
+            self.toolfs = ToolFs(LocalFileSystem(str(root), roots=None))
+            for name in plugins:
+                self.toolfs.register(load_plugin(name), name=name)
         self.session = Session(cwd=str(root))
 
     async def call(self, tool: str, **args: Any) -> ToolResult:
@@ -103,12 +109,13 @@ async def test_symlinked_parent_directory_stays_a_symlink(root: Path, tool: str)
 @TOOLS
 @pytest.mark.parametrize("links", [2, 3])
 async def test_hard_linked_file_keeps_its_inode(root: Path, tool: str, links: int) -> None:
+    """SPEC 3.1's in-place rewrite: the behaviour without containment (roots=None)."""
     (root / "a.txt").write_text("hello\n")
     for i in range(1, links):
         (root / "other").mkdir(exist_ok=True)
         os.link(root / "a.txt", root / "other" / f"name{i}.txt")
     inode = os.stat(root / "a.txt").st_ino
-    await Agent(root).change(tool, "a.txt", "hello", "bye")
+    await Agent(root, contained=False).change(tool, "a.txt", "hello", "bye")
     assert os.stat(root / "a.txt").st_ino == inode
     assert os.stat(root / "a.txt").st_nlink == links
     for i in range(1, links):

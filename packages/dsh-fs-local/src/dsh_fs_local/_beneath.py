@@ -752,6 +752,19 @@ class Beneath:
 # Not contained (roots=None)
 
 
+def _followed_path(path: str) -> str | None:
+    """Where the kernel's lookup of ``path`` leads (its realpath; a dangling link's
+    target), or ``None`` for an object without a path (a pipe behind ``/dev/stdin``)."""
+    try:
+        fd = os.open(path, _PATH_FLAGS)
+    except FileNotFoundError:
+        return os.path.realpath(path)
+    try:
+        return _fd_path(fd)
+    finally:
+        os.close(fd)
+
+
 class Anywhere:
     """Every path the process can reach (``roots=None``): plain lookups by path, as before."""
 
@@ -796,10 +809,15 @@ class Anywhere:
             os.close(fd)
             raise
         if info is not None and st.S_ISLNK(info.st_mode):
-            os.close(fd)
             if links >= MAX_SYMLINKS:
+                os.close(fd)
                 raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
-            return self._locate(os.path.realpath(path), links + 1)
+            target = _followed_path(path)
+            if target is not None:
+                os.close(fd)
+                return self._locate(target, links + 1)
+            # An object without a path (``/dev/stdin`` on a pipe): the link itself,
+            # which a mutation refuses as not a regular file.
         return Spot(fd, parent, name, info, readable)
 
     def make_directories(self, path: str, created: CreatedDirectories) -> Spot:
