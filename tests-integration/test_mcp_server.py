@@ -25,11 +25,9 @@ TIMEOUT = 60
 TOOL_NAMES = ["list", "read", "write", "edit"]
 
 
-def expected_stack(cwd: str | None = None) -> ToolFs:
-    """The stack the server assembles, built in-process for comparison.
-
-    ``cwd`` is the backend's, hence its workspace (contained by default).
-    """
+def expected_stack(workspace: Path | None = None) -> ToolFs:
+    """The stack the server assembles (contained to ``workspace``), built in-process."""
+    cwd = None if workspace is None else str(workspace)
     return ToolFs.from_entry_points(backend="local", plugins=("policy",), cwd=cwd)
 
 
@@ -139,7 +137,7 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
 @pytest.mark.anyio
 async def test_each_client_connection_is_its_own_observation_owner(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("one\n")
-    server = build_server(expected_stack(str(tmp_path)), cwd=str(tmp_path))
+    server = build_server(expected_stack(tmp_path), cwd=str(tmp_path))
     edit_args = {"file_path": "a.txt", "old_string": "one", "new_string": "two"}
 
     with anyio.fail_after(TIMEOUT):

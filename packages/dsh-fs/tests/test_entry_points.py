@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import types
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from dsh_fs import (
     PLUGINS_GROUP,
     EntryPointNotFound,
     FileSystem,
+    WorkspaceOptionsUnsupported,
     installed_names,
     load_backend,
     load_backend_factory,
@@ -19,6 +22,7 @@ from dsh_fs import (
     make_plugin_manager,
 )
 from dsh_fs import entry_points as entry_points_module
+from dsh_fs.workspace import Workspace
 
 
 def fake_entry_points(monkeypatch: pytest.MonkeyPatch, *points: EntryPoint) -> None:
@@ -95,6 +99,44 @@ def test_backend_factory_that_builds_no_filesystem_is_refused(
     fake_entry_points(monkeypatch, EntryPoint("bogus", "builtins:dict", BACKENDS_GROUP))
     with pytest.raises(TypeError, match='entry point "bogus" did not build a FileSystem'):
         load_backend("bogus")
+
+
+def workspace_of(fs: FileSystem) -> Workspace:
+    workspace = fs.workspace  # type: ignore[attr-defined]
+    assert isinstance(workspace, Workspace)
+    return workspace
+
+
+def test_load_backend_passes_the_workspace_options() -> None:
+    fs = load_backend(
+        "memory", cwd="/w", roots=["/w", "/lib"], read_only_roots=["/docs"], read_only=True
+    )
+    assert workspace_of(fs) == Workspace(("/w", "/lib"), ("/docs",), read_only=True)
+    assert workspace_of(load_backend("memory", cwd="/w")) == Workspace(("/w",))
+    assert workspace_of(load_backend("memory", cwd="/w", roots=None)) == Workspace(None)
+
+
+def test_a_backend_without_workspace_options_is_refused_before_it_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[object] = []
+    module = types.ModuleType("old_backend")
+
+    def factory(cwd: str | None = None) -> object:  # a backend from before SPEC 3.3
+        built.append(cwd)
+        return object()
+
+    module.Factory = factory  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "old_backend", module)
+    fake_entry_points(monkeypatch, EntryPoint("old", "old_backend:Factory", BACKENDS_GROUP))
+    with pytest.raises(WorkspaceOptionsUnsupported) as caught:
+        load_backend("old", cwd="/w")
+    assert str(caught.value) == (
+        'dsh_fs.backends entry point "old" does not take the workspace options '
+        "(roots, read_only_roots, read_only)"
+    )
+    assert isinstance(caught.value, TypeError)
+    assert built == []
 
 
 def test_plugin_class_is_instantiated_and_other_objects_kept(

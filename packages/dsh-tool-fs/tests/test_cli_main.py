@@ -12,11 +12,14 @@ import json
 import platform
 import sys
 import types
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
 import dsh_tool_fs
 import pytest
+from dsh_fs import BACKENDS_GROUP
+from dsh_fs import entry_points as entry_points_module
 from dsh_tool_fs.cli import main
 
 
@@ -57,6 +60,14 @@ def test_each_subcommand_explains_itself_with_an_example(dsh_fs: Any, command: s
     assert run.status == 0
     assert f"usage: dsh-fs {command}".encode() in run.stdout
     assert b"example" in run.stdout
+
+
+def test_mcp_help_says_what_the_workspace_is(dsh_fs: Any) -> None:
+    text = dsh_fs("mcp", "--help").stdout.decode()
+    assert "The workspace is what the model can reach: --cwd" in text
+    for option in ("--allow DIR", "--allow-read DIR", "--read-only", "--allow-anywhere"):
+        assert option in text
+    assert '"--allow-read", "/path/to/docs"]' in text  # the client configuration example
 
 
 def test_top_level_help_lists_the_subcommands(dsh_fs: Any) -> None:
@@ -265,3 +276,58 @@ def test_mcp_with_an_old_sdk_says_which_version_it_needs(
         'dsh-fs mcp: error: the MCP server needs mcp>=2.3: pip install -U "dsh-tool-fs[mcp]" '
         "(installed: mcp "
     )
+
+
+# -- the backend and the workspace options ----------------------------------------------------
+
+
+def picky_backend(
+    cwd: str | None = None, *, roots: Any, read_only_roots: Any, read_only: bool
+) -> Any:
+    """A backend that rejects every root, as a backend does for one missing in its namespace."""
+    raise ValueError(f"root {cwd!r} is not a directory")
+
+
+def old_backend(cwd: str | None = None) -> Any:
+    """A backend from before the workspace options: it would run uncontained."""
+    raise AssertionError("never built")
+
+
+@pytest.fixture
+def odd_backends(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("odd_backends")
+    module.picky = picky_backend  # type: ignore[attr-defined]
+    module.old = old_backend  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "odd_backends", module)
+    points = [
+        EntryPoint(name, f"odd_backends:{name}", BACKENDS_GROUP) for name in ("picky", "old")
+    ]
+    monkeypatch.setattr(
+        entry_points_module,
+        "entry_points",
+        lambda *, group: [ep for ep in points if ep.group == group],
+    )
+
+
+@pytest.mark.usefixtures("odd_backends")
+def test_a_backend_that_rejects_a_root_is_one_usage_line(dsh_fs: Any) -> None:
+    run = dsh_fs("call", "list", "{}", "--backend", "picky", "--cwd", "/w")
+    assert (run.status, run.stdout) == (2, b"")
+    assert run.stderr == "dsh-fs: --backend \"picky\": root '/w' is not a directory\n"
+
+
+@pytest.mark.usefixtures("odd_backends")
+def test_a_backend_without_workspace_options_is_one_usage_line(dsh_fs: Any) -> None:
+    run = dsh_fs("session", "--backend", "old", "--no-policy")
+    assert (run.status, run.stdout) == (2, b"")
+    assert run.stderr == (
+        'dsh-fs session: error: dsh_fs.backends entry point "old" does not take the '
+        "workspace options (roots, read_only_roots, read_only)\n"
+    )
+
+
+def test_a_missing_cwd_is_one_line_before_anything_runs(dsh_fs: Any, tmp_path: Any) -> None:
+    missing = tmp_path / "nope"
+    run = dsh_fs("session", "--cwd", str(missing), stdin=requests({"tool": "list"}))
+    assert (run.status, run.stdout) == (2, b"")
+    assert run.stderr == f'dsh-fs: --cwd "{missing}": not a directory\n'

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+from pathlib import Path
 
 import pytest
+from dsh_fs.workspace import CWD_ROOT
 from dsh_tool_fs.cli import (
     UsageError,
+    WorkspaceError,
+    WorkspaceOptions,
     build_parser,
     encode_plain,
     json_line,
@@ -18,6 +22,7 @@ from dsh_tool_fs.cli import (
     plugin_names,
     request_error,
     workspace,
+    workspace_options,
 )
 
 
@@ -35,12 +40,85 @@ def test_call_defaults_to_the_local_backend_with_the_policy_and_no_arguments() -
 def test_common_options_are_accepted_by_every_subcommand() -> None:
     parser = build_parser()
     for command in (["tools"], ["call", "read", "{}"], ["session"], ["mcp"]):
-        argv = [*command, "--cwd", "/w", "--backend", "memory", "--no-policy"]
+        argv = [*command, "--backend", "memory", "--no-policy"]
         argv += ["--plugin", "audit", "--plugin", "trace", "--config", "read_limit=5"]
         args = parser.parse_args(argv)
-        assert (args.cwd, args.backend, args.no_policy) == ("/w", "memory", True)
+        assert (args.backend, args.no_policy) == ("memory", True)
         assert args.plugin == ["audit", "trace"]
         assert args.config == ["read_limit=5"]
+
+
+def test_the_commands_that_run_tools_take_the_workspace_options() -> None:
+    parser = build_parser()
+    for command in (["call", "read", "{}"], ["session"], ["mcp"]):
+        argv = [*command, "--cwd", "/w", "--allow", "/a", "--allow", "/b"]
+        argv += ["--allow-read", "/r", "--read-only", "--allow-anywhere"]
+        args = parser.parse_args(argv)
+        assert (args.cwd, args.allow, args.allow_read) == ("/w", ["/a", "/b"], ["/r"])
+        assert (args.read_only, args.allow_anywhere) == (True, True)
+    tools = parser.parse_args(["tools"])  # runs no tool: the defaults, no option
+    assert (tools.cwd, tools.allow, tools.allow_read, tools.read_only) == (None, [], [], False)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["tools", "--cwd", "/w"])
+
+
+def options_of(*argv: str) -> WorkspaceOptions:
+    return workspace_options(build_parser().parse_args(["session", *argv]))
+
+
+def test_workspace_options_become_the_backend_keywords(tmp_path: Path) -> None:
+    a, r = tmp_path / "a", tmp_path / "r"
+    a.mkdir()
+    r.mkdir()
+    assert options_of() == WorkspaceOptions(roots=CWD_ROOT, read_only_roots=(), read_only=False)
+    assert options_of("--allow", str(a), "--allow-read", str(r), "--read-only") == (
+        WorkspaceOptions(roots=(".", str(a)), read_only_roots=(str(r),), read_only=True)
+    )
+    assert options_of("--allow-anywhere", "--read-only") == WorkspaceOptions(None, (), True)
+
+
+def test_relative_roots_are_made_absolute_against_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "lib").mkdir()
+    monkeypatch.chdir(tmp_path)
+    options = options_of("--allow", "lib", "--allow-read", ".")
+    assert options.roots == (".", str(tmp_path / "lib"))  # "." is the backend's cwd
+    assert options.read_only_roots == (str(tmp_path),)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--cwd", "<missing>"], '--cwd "<missing>": not a directory'),
+        (["--cwd", "<file>"], '--cwd "<file>": not a directory'),
+        (["--allow", "<missing>"], '--allow "<missing>": not a directory'),
+        (["--allow-read", "<file>"], '--allow-read "<file>": not a directory'),
+        (["--allow-anywhere", "--allow", "<dir>"], "--allow-anywhere turns containment off: "
+         "it takes no --allow(-read)"),
+    ],
+)
+def test_a_workspace_directory_that_is_none_is_refused_by_name(
+    tmp_path: Path, argv: list[str], message: str
+) -> None:
+    (tmp_path / "file").write_text("x\n")
+    names = {"<missing>": str(tmp_path / "nope"), "<file>": str(tmp_path / "file")}
+    names["<dir>"] = str(tmp_path)
+    argv = [names.get(a, a) for a in argv]
+    for placeholder, path in names.items():
+        message = message.replace(placeholder, path)
+    with pytest.raises(WorkspaceError) as caught:
+        options_of(*argv)
+    assert str(caught.value) == message
+    assert caught.value.line("session") == f"dsh-fs: {message}"
+
+
+def test_another_backend_checks_its_directories_itself() -> None:
+    # /w is a directory of the memory backend's namespace, not of this machine.
+    assert options_of("--backend", "memory", "--cwd", "/w", "--allow", "/lib").roots == (
+        ".",
+        "/lib",
+    )
 
 
 def test_tools_format_defaults_to_raw() -> None:

@@ -23,6 +23,8 @@ from dsh_fs import (
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
+    FsError,
+    FsErrorCode,
     FsInfo,
     FsPathInfo,
     FsTarget,
@@ -30,6 +32,8 @@ from dsh_fs import (
     WriteIntent,
     hookimpl,
 )
+from dsh_fs.preconditions import parent_not_directory
+from dsh_fs.workspace import Workspace, outside_workspace, read_only_workspace
 from dsh_fs_memory import MemoryFileSystem
 from dsh_fs_policy import FsPolicy
 from dsh_tool_fs import Session, ToolCall, ToolError, ToolFs, ToolFsConfig, ToolResult
@@ -631,6 +635,77 @@ async def test_a_path_that_needs_quoting_is_quoted_in_envelopes() -> None:
     assert result.text.startswith('<path>"/w/x\\ny.txt"</path>\n')
 
 
+# -- the workspace (SPEC 3.3): resolve's refusal, with the tool's verb -------------
+
+OUTSIDE_TREE = {**TREE, "/w-old/secret.txt": "secret\n", "/etc/conf": "conf\n"}
+
+
+def edit_of(path: str) -> dict[str, str]:
+    return {"file_path": path, "old_string": "conf", "new_string": "x"}
+
+ESCAPES = [
+    ("read", {"file_path": "/w-old/secret.txt"}, "/w-old/secret.txt"),
+    ("read", {"file_path": "../etc/conf"}, "/etc/conf"),
+    ("list", {"path": ".."}, "/"),
+    ("list", {"path": "/w-old"}, "/w-old"),
+    ("write", {"file_path": "/w-old/secret.txt", "content": "x\n"}, "/w-old/secret.txt"),
+    ("write", {"file_path": "../w-old/missing.txt", "content": "x\n"}, "/w-old/missing.txt"),
+    ("edit", edit_of("/etc/conf"), "/etc/conf"),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "shown"), ESCAPES)
+async def test_an_escape_is_refused_with_the_tool_verb_before_any_intent(
+    name: str, args: dict[str, Any], shown: str
+) -> None:
+    fs = RecordingFs(MemoryFileSystem(cwd="/w", files=OUTSIDE_TREE))
+    log = HookLog()
+    tool = ToolFs(fs, plugins=[FsPolicy(), log])
+    result = await tool.execute(name, args, session=Session())
+    message = f'cannot {name} "{shown}": outside the workspace'
+    assert result == ToolResult.failure(message, "FsError", "FS_OUTSIDE_WORKSPACE")
+    assert result.text == f"Error: {message}"  # never "read it first" nor "edit requires"
+    assert (fs.calls, log.events) == (["resolve"], [])
+    assert fs.inner.files() == {path: text.encode() for path, text in OUTSIDE_TREE.items()}
+
+
+class RefusingFs(RecordingFs):
+    """``resolve`` answers with the error it is given (as a backend's early refusal)."""
+
+    def __init__(self, error: FsError) -> None:
+        super().__init__(MemoryFileSystem(cwd="/w", files=TREE))
+        self.error = error
+
+    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
+        await self._enter("resolve")
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (read_only_workspace("resolve", "/r/a"), 'cannot write "/r/a": read-only workspace'),
+        (
+            outside_workspace("resolve", "/x" * 600),  # the cut of a long path is kept
+            f'cannot write "{"/x" * 512}…": outside the workspace',
+        ),
+        # Only the workspace refusals take the tool's verb: resolve's other errors keep theirs.
+        (
+            parent_not_directory("resolve", "/w/a.txt/b"),
+            'cannot resolve "/w/a.txt/b": a parent path segment is not a directory',
+        ),
+        # A refusal worded otherwise by its backend is passed on as it is.
+        (FsError("/x is outside", FsErrorCode.FS_OUTSIDE_WORKSPACE), "/x is outside"),
+    ],
+)
+async def test_only_resolves_workspace_refusals_take_the_tool_verb(
+    error: FsError, expected: str
+) -> None:
+    tool = ToolFs(RefusingFs(error), plugins=[FsPolicy()])
+    result = await tool.execute("write", {"file_path": "a", "content": ""})
+    assert result.error == ToolError(expected, "FsError", error.code.value)
+
+
 # -- plugins, errors and awaitables ----------------------------------------------
 
 
@@ -720,6 +795,17 @@ def test_from_entry_points_builds_the_named_backend_and_plugins() -> None:
     assert tool.fs.cwd == "/ws"
     assert [type(p).__name__ for p in tool.plugins] == ["FsPolicy"]
     assert tool.plugin_manager.get_plugin("policy") is tool.plugins[0]
+
+
+def test_from_entry_points_passes_the_workspace_options_to_the_backend() -> None:
+    tool = ToolFs.from_entry_points(
+        "memory", (), "/w", roots=["/w", "/lib"], read_only_roots=["/docs"], read_only=True
+    )
+    assert isinstance(tool.fs, MemoryFileSystem)
+    assert tool.fs.workspace == Workspace(("/w", "/lib"), ("/docs",), read_only=True)
+    default = ToolFs.from_entry_points("memory", (), "/w").fs
+    assert isinstance(default, MemoryFileSystem)
+    assert default.workspace == Workspace(("/w",))  # contained to cwd by default
 
 
 def test_from_entry_points_with_an_unknown_name() -> None:

@@ -1,15 +1,17 @@
 """The ``dsh-fs`` command: the four tools from a shell, over JSON lines, and over MCP.
 
 Four subcommands share one way of assembling the stack (``--backend``,
-``--plugin``, ``--no-policy``, ``--cwd``): ``tools`` prints the definitions in
-a wire format, ``call`` runs one tool call, ``session`` runs many calls over
-JSON lines with one observation owner, ``mcp`` serves the tools to an MCP
-client over stdio.
+``--plugin``, ``--no-policy``): ``tools`` prints the definitions in a wire
+format, ``call`` runs one tool call, ``session`` runs many calls over JSON
+lines with one observation owner, ``mcp`` serves the tools to an MCP client
+over stdio. The three that run tools also take the workspace options (SPEC 6,
+3.3): ``--cwd`` is the workspace, ``--allow`` / ``--allow-read`` add roots,
+``--read-only`` forbids writes, ``--allow-anywhere`` turns containment off.
 
 Exit codes: 0 success, 1 the tool call failed (``call`` only), 2 bad usage
 (unknown subcommand, option, tool, backend or plugin; arguments that are not
-valid JSON; the MCP SDK missing). Logs go to stderr, results to stdout, and
-stdout is always UTF-8 whatever the locale.
+valid JSON; a workspace directory that is not one; the MCP SDK missing). Logs
+go to stderr, results to stdout, and stdout is always UTF-8 whatever the locale.
 
 Undecodable file names (lone surrogates in Python strings) never crash the
 output. In JSON output a lone surrogate is written as its ``\\udcxx`` escape,
@@ -31,12 +33,20 @@ import platform
 import re
 import sys
 from collections.abc import AsyncIterable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, BinaryIO
 
 import anyio
-from dsh_fs import BACKENDS_GROUP, PLUGINS_GROUP, EntryPointNotFound, installed_names
+from dsh_fs import (
+    BACKENDS_GROUP,
+    PLUGINS_GROUP,
+    EntryPointNotFound,
+    WorkspaceOptionsUnsupported,
+    installed_names,
+)
+from dsh_fs.workspace import CWD_ROOT, RootsOption
 
 from .config import ToolFsConfig
 from .formats import FORMATS, tools_document
@@ -52,6 +62,8 @@ EXIT_USAGE = 2
 
 DEFAULT_BACKEND = "local"
 DEFAULT_POLICY_PLUGIN = "policy"
+HOST_BACKEND = "local"
+"""The backend whose paths are this machine's: its workspace directories are checked here."""
 
 REQUEST_ERROR_NAME = "SessionRequestError"
 REQUEST_ERROR_CODE = "INVALID_REQUEST"
@@ -67,6 +79,17 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 class UsageError(Exception):
     """Bad usage found after argument parsing: reported on stderr, exit code 2."""
+
+    def line(self, command: str) -> str:
+        """The one stderr line reporting it."""
+        return f"dsh-fs {command}: error: {self}"
+
+
+class WorkspaceError(UsageError):
+    """A workspace option the command cannot start with (SPEC 6): ``dsh-fs: --cwd "<dir>": …``."""
+
+    def line(self, command: str) -> str:
+        return f"dsh-fs: {self}"
 
 
 # -- output ---------------------------------------------------------------------------------
@@ -134,7 +157,8 @@ ARGS is a JSON object (default {}); "-" reads it from stdin.
 
 Each call is its own session: under the default policy a write or edit
 cannot rely on a read made by an earlier "dsh-fs call" (use "dsh-fs session"
-for that). Creating a new file works.
+for that). Creating a new file works. Paths outside the workspace (--cwd and
+the --allow roots) are refused.
 
 exit status: 0 success, 1 the tool reported an error, 2 bad usage
 (including ARGS that are not valid JSON).
@@ -173,20 +197,65 @@ stdin/stdout; logs on stderr). The tools carry the same JSON Schemas as
 is text content with isError set. One client connection is one observation
 owner. Needs the optional dependency: pip install "dsh-tool-fs[mcp]".
 
+The workspace is what the model can reach: --cwd (default: the directory the
+client starts the server in) and each --allow DIR, with everything beneath
+them; reads and listings may also reach each --allow-read DIR. Anything else
+-- an absolute path, "..", a symlink leading out -- is refused with "outside
+the workspace". --read-only refuses every write and edit, --allow-anywhere
+turns containment off. A directory that does not exist stops the server at
+start-up (exit 2, one line on stderr).
+
 example client configuration (Claude Desktop, Cursor, ...):
   {"mcpServers": {"dsh-fs": {"command": "dsh-fs",
-                             "args": ["mcp", "--cwd", "/path/to/project"]}}}
+                             "args": ["mcp", "--cwd", "/path/to/project",
+                                      "--allow-read", "/path/to/docs"]}}}
 """
+
+_WORKSPACE_HELP = """\
+the workspace (SPEC 3.3): only paths beneath --cwd or an --allow root can be
+read or written, and beneath an --allow-read root read; absolute paths, "..",
+symlinks and /proc links that leave them are refused"""
+
+
+def _workspace_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False)
+    group = options.add_argument_group("workspace options", _WORKSPACE_HELP)
+    group.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="the workspace: relative paths resolve against DIR, and the model can read and "
+        "write beneath it (default: the current directory)",
+    )
+    group.add_argument(
+        "--allow",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="also allow reading and writing beneath DIR (repeatable)",
+    )
+    group.add_argument(
+        "--allow-read",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="also allow reading and listing, never writing, beneath DIR (repeatable)",
+    )
+    group.add_argument(
+        "--read-only",
+        action="store_true",
+        help="refuse every write and edit",
+    )
+    group.add_argument(
+        "--allow-anywhere",
+        action="store_true",
+        help="turn containment off: every path this process can reach (not with --allow)",
+    )
+    return options
 
 
 def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("stack options")
-    group.add_argument(
-        "--cwd",
-        metavar="DIR",
-        help="workspace: relative paths resolve against DIR (default: the current directory)",
-    )
     group.add_argument(
         "--backend",
         metavar="NAME",
@@ -225,6 +294,7 @@ def _common_options() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """The ``dsh-fs`` argument parser (subcommands tools, call, session, mcp)."""
     common = _common_options()
+    runs_tools = [common, _workspace_options()]
     fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="dsh-fs",
@@ -253,10 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="raw",
         help="tool item format (default: raw)",
     )
+    # ``tools`` runs no tool: it takes no workspace option, and builds the backend contained
+    # to the current directory.
+    tools.set_defaults(cwd=None, allow=[], allow_read=[], read_only=False, allow_anywhere=False)
 
     call = commands.add_parser(
         "call",
-        parents=[common],
+        parents=runs_tools,
         help="run one tool call",
         description="Run one tool call and print its result.",
         epilog=_CALL_EPILOG,
@@ -280,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser(
         "session",
-        parents=[common],
+        parents=runs_tools,
         help="run tool calls from JSON lines on stdin, one session",
         description="Run tool calls read as JSON lines from stdin, as one session.",
         epilog=_SESSION_EPILOG,
@@ -288,7 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands.add_parser(
         "mcp",
-        parents=[common],
+        parents=runs_tools,
         help="serve the tools to an MCP client over stdio",
         description="Serve the four tools over MCP (stdio transport).",
         epilog=_MCP_EPILOG,
@@ -303,6 +376,44 @@ def build_parser() -> argparse.ArgumentParser:
 def workspace(args: argparse.Namespace) -> str | None:
     """``--cwd`` made absolute, or ``None`` for the backend's own default."""
     return os.path.abspath(args.cwd) if args.cwd is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceOptions:
+    """The workspace options as the backend constructor's keywords (SPEC 3.3)."""
+
+    roots: RootsOption = CWD_ROOT
+    read_only_roots: tuple[str, ...] = ()
+    read_only: bool = False
+
+
+def workspace_options(args: argparse.Namespace) -> WorkspaceOptions:
+    """The backend's roots from ``--allow``, ``--allow-read``, ``--read-only`` and
+    ``--allow-anywhere`` (directories made absolute against the current directory).
+
+    The read-write roots are the backend's cwd (``"."``: roots resolve against
+    it) and each ``--allow``. With the local backend (:data:`HOST_BACKEND`)
+    every directory, ``--cwd`` included, must be an existing directory on this
+    machine, else :class:`WorkspaceError` names the first that is not; another
+    backend checks them in its own namespace when it is built.
+    """
+    if args.allow_anywhere and (args.allow or args.allow_read):
+        raise WorkspaceError("--allow-anywhere turns containment off: it takes no --allow(-read)")
+    if args.backend == HOST_BACKEND:
+        named = [("--cwd", args.cwd)] if args.cwd is not None else []
+        named += [("--allow", d) for d in args.allow]
+        named += [("--allow-read", d) for d in args.allow_read]
+        for option, directory in named:
+            if not os.path.isdir(directory):
+                raise WorkspaceError(f'{option} "{directory}": not a directory')
+    if args.allow_anywhere:
+        return WorkspaceOptions(roots=None, read_only=args.read_only)
+    allowed = tuple(map(os.path.abspath, args.allow))
+    return WorkspaceOptions(
+        roots=(".", *allowed) if allowed else CWD_ROOT,
+        read_only_roots=tuple(map(os.path.abspath, args.allow_read)),
+        read_only=args.read_only,
+    )
 
 
 def plugin_names(args: argparse.Namespace, installed: Sequence[str]) -> list[str]:
@@ -339,14 +450,23 @@ def build_toolfs(args: argparse.Namespace) -> ToolFs:
         raise UsageError(
             f'unknown backend "{args.backend}" (installed {BACKENDS_GROUP}: {_names(backends)})'
         )
+    options = workspace_options(args)
     plugins = plugin_names(args, installed_names(PLUGINS_GROUP))
     config = parse_config(args.config)
     try:
         return ToolFs.from_entry_points(
-            backend=args.backend, plugins=tuple(plugins), cwd=workspace(args), config=config
+            backend=args.backend,
+            plugins=tuple(plugins),
+            cwd=workspace(args),
+            config=config,
+            roots=options.roots,
+            read_only_roots=options.read_only_roots,
+            read_only=options.read_only,
         )
-    except EntryPointNotFound as exc:
+    except (EntryPointNotFound, WorkspaceOptionsUnsupported) as exc:
         raise UsageError(str(exc)) from exc
+    except ValueError as exc:  # a root the backend rejects, in its own namespace
+        raise WorkspaceError(f'--backend "{args.backend}": {exc}') from exc
 
 
 def parse_config(items: Sequence[str]) -> ToolFsConfig:
@@ -572,7 +692,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_session(args, stdin, stdout)
         return run_mcp(args)
     except UsageError as exc:
-        print(f"dsh-fs {args.command}: error: {exc}", file=sys.stderr)
+        print(exc.line(args.command), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

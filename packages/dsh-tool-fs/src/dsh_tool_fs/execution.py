@@ -29,6 +29,9 @@ from .config import ToolFsConfig
 
 __all__ = ["Execution", "Session", "ToolCall"]
 
+_WORKSPACE_REFUSALS = (FsErrorCode.FS_OUTSIDE_WORKSPACE, FsErrorCode.FS_READ_ONLY)
+_RESOLVE_PREFIX = "cannot resolve "
+
 
 class Session:
     """One agent session: the policy's observation owner and the workspace.
@@ -85,9 +88,21 @@ class Execution:
             raise FsError(f"{verb} aborted", FsErrorCode.FS_ABORTED)
 
     async def resolve(self, path: str) -> FsTarget:
-        """The backend's ``resolve`` of ``path`` against the call's cwd."""
+        """The backend's ``resolve`` of ``path`` against the call's cwd.
+
+        A workspace refusal of ``resolve`` (SPEC 3.3) speaks with the tool's
+        verb: ``cannot resolve "<p>": outside the workspace`` becomes
+        ``cannot read "<p>": …`` for ``read``. It comes before the intent
+        hooks, so the model hears "outside" rather than "read it first".
+        """
         self.step("resolve")
-        return await self.fs.resolve(path, cwd=self.cwd)
+        try:
+            return await self.fs.resolve(path, cwd=self.cwd)
+        except FsError as exc:
+            if exc.code in _WORKSPACE_REFUSALS and exc.message.startswith(_RESOLVE_PREFIX):
+                message = f"cannot {self.actor.tool} {exc.message[len(_RESOLVE_PREFIX) :]}"
+                raise FsError(message, exc.code) from exc
+            raise
 
     async def write_intent(self, target: FsTarget) -> WriteIntent | None:
         """``fs_write_intent``: the first plugin's decision for the next ``write_text``."""

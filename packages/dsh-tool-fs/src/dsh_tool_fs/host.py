@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import anyio
 import pluggy
 from dsh_fs import FileSystem, FsError, FsErrorCode, load_backend, load_plugin, make_plugin_manager
+from dsh_fs.workspace import CWD_ROOT, RootsOption
 
 from . import mutation_render
 from .arguments import ArgumentSchema, ToolArgumentError
@@ -126,14 +128,24 @@ class ToolFs:
         plugins: Iterable[str] = ("policy",),
         cwd: str | None = None,
         config: ToolFsConfig | Mapping[str, Any] | None = None,
+        *,
+        roots: RootsOption = CWD_ROOT,
+        read_only_roots: Iterable[str | os.PathLike[str]] = (),
+        read_only: bool = False,
     ) -> ToolFs:
         """Assemble the stack from installed distributions, by entry-point name.
 
-        ``backend`` names a ``dsh_fs.backends`` entry point (built with ``cwd``
-        as its resolution default), ``plugins`` name ``dsh_fs.plugins`` entry
-        points. An unknown name raises :class:`dsh_fs.EntryPointNotFound`.
+        ``backend`` names a ``dsh_fs.backends`` entry point, built with ``cwd``
+        as its resolution default and the workspace options of SPEC 3.3
+        (contained to ``cwd`` by default; ``roots=None`` turns containment
+        off); ``plugins`` name ``dsh_fs.plugins`` entry points. An unknown
+        name raises :class:`dsh_fs.EntryPointNotFound`, a backend that does
+        not take the workspace options :class:`dsh_fs.WorkspaceOptionsUnsupported`,
+        a root the backend rejects its ``ValueError``.
         """
-        fs = load_backend(backend, cwd=cwd)
+        fs = load_backend(
+            backend, cwd=cwd, roots=roots, read_only_roots=read_only_roots, read_only=read_only
+        )
         tool = cls(fs, config=config)
         for name in plugins:
             tool.register(load_plugin(name), name=name)
