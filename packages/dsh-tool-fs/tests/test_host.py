@@ -669,6 +669,26 @@ async def test_an_escape_is_refused_with_the_tool_verb_before_any_intent(
     assert fs.inner.files() == {path: text.encode() for path, text in OUTSIDE_TREE.items()}
 
 
+@pytest.mark.parametrize(
+    ("options", "path"),
+    [({"read_only_roots": ["/lib"]}, "/lib/conf"), ({"read_only": True}, "/w/conf")],
+)
+@pytest.mark.parametrize("name", ["write", "edit"])
+async def test_a_read_only_refusal_comes_before_the_policy(
+    options: dict[str, Any], path: str, name: str
+) -> None:
+    files = {"/w/conf": "conf\n", "/lib/conf": "conf\n"}
+    fs = MemoryFileSystem(cwd="/w", files=files, **options)
+    log = HookLog()
+    tool = ToolFs(fs, plugins=[FsPolicy(), log])
+    args = edit_of(path) if name == "edit" else {"file_path": path, "content": "x\n"}
+    result = await tool.execute(name, args, session=Session())
+    message = f'cannot {name} "{path}": read-only workspace'
+    assert result == ToolResult.failure(message, "FsError", "FS_READ_ONLY")  # not "read it first"
+    assert log.events == []
+    assert fs.files() == {p: t.encode() for p, t in files.items()}
+
+
 class RefusingFs(RecordingFs):
     """``resolve`` answers with the error it is given (as a backend's early refusal)."""
 

@@ -16,6 +16,7 @@ from ._types import (
     FsWriteOutcome,
     WriteIntent,
 )
+from .workspace import Workspace
 
 
 class FileSystem(ABC):
@@ -42,6 +43,18 @@ class FileSystem(ABC):
     Every failure is an :class:`~dsh_fs.FsError`; raw ``OSError`` and friends
     never escape. Backends know nothing about hooks or the model.
     """
+
+    @property
+    def workspace(self) -> Workspace | None:
+        """The roots this backend is contained to, or ``None`` when it keeps none.
+
+        Optional (the default is ``None``). A contained backend returns its
+        :class:`~dsh_fs.workspace.Workspace`, so that a host can refuse a write
+        or edit with ``read-only workspace`` before it asks the intent hooks,
+        in the order SPEC 3.3 gives. Like ``resolve``'s refusal this is an early
+        answer; the primitives still enforce the rule at their system calls.
+        """
+        return None
 
     @abstractmethod
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:

@@ -104,15 +104,30 @@ class Execution:
                 raise FsError(message, exc.code) from exc
             raise
 
+    def refuse_read_only(self, target: FsTarget) -> None:
+        """Refuse a write or edit the backend's workspace allows only reading.
+
+        ``resolve`` lets such a target through (it may be read), so without
+        this the policy's "read it first" would answer before the backend's
+        ``read-only workspace``; SPEC 3.3 puts the workspace first.
+        """
+        workspace = self.fs.workspace
+        if workspace is not None:
+            workspace.check(self.actor.tool, target.display_path, target.target_key, write=True)
+
     async def write_intent(self, target: FsTarget) -> WriteIntent | None:
-        """``fs_write_intent``: the first plugin's decision for the next ``write_text``."""
+        """``fs_write_intent``: the first plugin's decision for the next ``write_text``
+        (after :meth:`refuse_read_only`)."""
+        self.refuse_read_only(target)
         intent = await _decided(self.hook.fs_write_intent(target=target, actor=self.actor))
         if intent is not None and not isinstance(intent, CreateIfAbsent | ReplaceIfVersion):
             raise TypeError(f"fs_write_intent returned {intent!r}, not a write intent")
         return intent
 
     async def edit_guard(self, target: FsTarget) -> EditGuard | None:
-        """``fs_edit_intent``: the first plugin's guard for the next ``edit_text``."""
+        """``fs_edit_intent``: the first plugin's guard for the next ``edit_text``
+        (after :meth:`refuse_read_only`)."""
+        self.refuse_read_only(target)
         guard = await _decided(self.hook.fs_edit_intent(target=target, actor=self.actor))
         if guard is not None and not isinstance(guard, EditGuard):
             raise TypeError(f"fs_edit_intent returned {guard!r}, not an EditGuard")
