@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import gc
 import os
 import stat
 from collections.abc import Awaitable, Callable, Iterator
@@ -648,15 +649,17 @@ def test_a_dropped_backend_releases_its_root_descriptors(tree: Tree) -> None:
     def open_descriptors() -> int:
         return len(os.listdir("/proc/self/fd"))
 
+    # Other objects may release descriptors meanwhile: the counts may only drop.
+    gc.collect()
     before = open_descriptors()
     for _ in range(200):
         LocalFileSystem(tree.ws, read_only_roots=[tree.out])
-    assert open_descriptors() == before
+    assert open_descriptors() <= before
     fs = LocalFileSystem(tree.ws)
-    assert open_descriptors() == before + 1
+    opened = open_descriptors()
     fs.close()
     fs.close()  # closing twice is harmless
-    assert open_descriptors() == before
+    assert open_descriptors() <= opened - 1
 
 
 async def test_roots_are_realpathed_once_so_a_symlinked_root_works(tree: Tree) -> None:
