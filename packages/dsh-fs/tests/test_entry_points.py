@@ -102,7 +102,7 @@ def test_backend_factory_that_builds_no_filesystem_is_refused(
 
 
 def workspace_of(fs: FileSystem) -> Workspace:
-    workspace = fs.workspace  # type: ignore[attr-defined]
+    workspace = fs.workspace
     assert isinstance(workspace, Workspace)
     return workspace
 
