@@ -1,35 +1,26 @@
 """``MemoryFileSystem``: a complete dsh-fs backend over an in-memory tree.
 
-It is also the template for a third-party backend; read it in this order:
-
-1. **The tree** (``_Tree``): one flat dict from *physical* absolute paths
-   (no symlink in any parent segment) to immutable nodes. A mutation builds
-   a new node and commits it with one dict assignment after its last
-   ``await``, so a reader never sees a partial write and a cancelled write
-   changes nothing.
-2. **The walk** (``MemoryFileSystem._walk``): how a path reaches a node,
-   following symlinks, and where containment (SPEC 3.3) is enforced — it
-   starts at a root and may never step into a directory outside the
-   workspace, so an escaping link is refused even when a further link
-   would lead back in.
-3. **The eight primitives**: each walks its target again at the moment it
-   touches it (a symlink swapped in after ``resolve`` is still refused),
-   refuses before any other answer, then answers with the seam's shared
-   rules: ``dsh_fs.preconditions`` (checks and messages), ``dsh_fs.text``
-   (decoding, edits), ``dsh_fs.streaming`` (``stream_text``) and
-   ``dsh_fs.locks`` (per-target serialization).
-4. **Out-of-band helpers** for tests: they change the tree the way another
-   process would, outside the workspace rule.
+It is also the template for a third-party backend. The tree is one flat dict
+from *physical* paths (no symlink in any parent segment) to nodes; a
+mutation commits with one dict assignment after its last ``await``, so a
+reader never sees a partial write and a cancelled write changes nothing.
+``_walk`` is where a path reaches a node and where containment (SPEC 3.3) is
+enforced. Every primitive walks its target again when it touches it, refuses
+before any other answer, and then answers with the seam's shared rules
+(``dsh_fs.preconditions``, ``dsh_fs.text``, ``dsh_fs.streaming``,
+``dsh_fs.locks``). The out-of-band helpers at the end are for tests.
 """
 
 from __future__ import annotations
 
 import copy
 import errno
+import io
 import itertools
 import os
 import posixpath
 from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
 from dsh_fs import (
@@ -45,6 +36,7 @@ from dsh_fs import (
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
+    PathType,
     WriteIntent,
 )
 from dsh_fs.locks import TargetLocks
@@ -63,46 +55,26 @@ from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, outside_workspace
 STREAM_CHUNK_BYTES = 64 * 1024
 """``stream_text`` decodes this many stored bytes per chunk."""
 MAX_SYMLINK_HOPS = 40
-"""Following more symlinks than this while resolving one path is a loop (like Linux ``ELOOP``)."""
+"""Following more symlinks than this while resolving one path is a loop (like ``ELOOP``)."""
 
 _EVERYWHERE = Workspace(roots=None)
 """The workspace of the out-of-band helpers: no containment."""
 
 
-class _File:
-    __slots__ = ("data", "info")
+@dataclass(eq=False, slots=True)
+class _Node:
+    """One entry: ``data`` of a file, ``link`` of a symlink, ``children`` of a directory
+    (names in insertion order; the nodes live in the flat dict)."""
 
-    def __init__(self, data: bytes, version: str) -> None:
-        self.data = data
-        self.info = FsInfo(version, "file", len(data))
+    type: PathType
+    version: str
+    data: bytes = b""
+    link: str = ""
+    children: dict[str, None] = field(default_factory=dict)
 
-
-class _Dir:
-    __slots__ = ("children", "info")
-
-    def __init__(self, version: str) -> None:
-        self.children: dict[str, None] = {}
-        """Child names, an insertion-ordered set; the nodes live in the flat dict."""
-        self.info = FsInfo(version, "directory", None)
-
-
-class _Other:
-    __slots__ = ("info",)
-
-    def __init__(self, version: str) -> None:
-        self.info = FsInfo(version, "other", None)
-
-
-class _Link:
-    __slots__ = ("info", "target")
-
-    def __init__(self, target: str, version: str) -> None:
-        self.target = target
-        self.info = FsPathInfo(version, "symlink", None)
-
-
-_Entry = _File | _Dir | _Other
-_Node = _Entry | _Link
+    def info(self) -> FsInfo:
+        assert self.type != "symlink"  # a symlink is always followed or reported by lstat
+        return FsInfo(self.version, self.type, len(self.data) if self.type == "file" else None)
 
 
 class _Outside(Exception):
@@ -111,14 +83,6 @@ class _Outside(Exception):
 
 def _os_error(code: int, path: str) -> OSError:
     return OSError(code, os.strerror(code), path)
-
-
-def _join(parent: str, name: str) -> str:
-    return parent + name if parent == "/" else f"{parent}/{name}"
-
-
-def _parent(path: str) -> str:
-    return path.rpartition("/")[0] or "/"
 
 
 def _absolute(path: str, base: str) -> str:
@@ -131,11 +95,9 @@ def _names(path: str) -> list[str]:
     return [name for name in path.split("/") if name not in ("", ".")]
 
 
-def _walk_failure(verb: str, display: str, exc: OSError) -> FsError:
-    """A failed walk, worded as the local backend words it."""
-    if exc.errno == errno.ENOTDIR:
-        return parent_not_directory(verb, display)
-    return FsError.cannot(verb, display, str(exc.strerror), FsErrorCode.FS_IO_ERROR)
+def _state(node: _Node | None) -> tuple[EntryType, str] | None:
+    """What the shared preconditions look at: ``(type, version)``, or ``None`` when absent."""
+    return None if node is None else (node.info().type, node.version)
 
 
 class _Tree:
@@ -143,94 +105,61 @@ class _Tree:
 
     def __init__(self) -> None:
         self._clock = itertools.count(1)
-        self.nodes: dict[str, _Node] = {"/": _Dir(self.tick())}
+        self.nodes = {"/": _Node("directory", self.tick())}
         self.locks = TargetLocks()
 
     def tick(self) -> str:
         """The next version: one counter for every node, so no version ever comes back."""
         return str(next(self._clock))
 
-    def attach(self, path: str, node: _Node) -> None:
-        """Store ``node`` at physical ``path``, whose parent directory exists."""
+    def put(self, path: str, node: _Node) -> None:
+        """Store ``node`` at physical ``path``, creating missing parent directories."""
         if path not in self.nodes:
-            parent = self.nodes[_parent(path)]
-            assert isinstance(parent, _Dir)
-            parent.children[path.rpartition("/")[2]] = None
-            parent.info = FsInfo(self.tick(), "directory", None)
+            parent, name = posixpath.split(path)
+            self.make_dirs(parent)
+            self.nodes[parent].children[name] = None
+            self.nodes[parent].version = self.tick()
         self.nodes[path] = node
-
-    def detach(self, path: str) -> None:
-        """Remove physical ``path`` and, for a directory, everything below it."""
-        node = self.nodes.pop(path)
-        if isinstance(node, _Dir):
-            for name in list(node.children):
-                self.detach(_join(path, name))
-        parent = self.nodes.get(_parent(path))
-        if isinstance(parent, _Dir):
-            parent.children.pop(path.rpartition("/")[2], None)
-            parent.info = FsInfo(self.tick(), "directory", None)
 
     def make_dirs(self, path: str) -> None:
         """Create physical directory ``path`` and its missing ancestors."""
-        missing: list[str] = []
-        while path not in self.nodes:
-            missing.append(path)
-            path = _parent(path)
-        if not isinstance(self.nodes[path], _Dir):
+        node = self.nodes.get(path)
+        if node is None:
+            self.put(path, _Node("directory", self.tick()))
+        elif node.type != "directory":
             raise _os_error(errno.ENOTDIR, path)
-        for new in reversed(missing):
-            self.attach(new, _Dir(self.tick()))
 
-    def store_file(self, path: str, data: bytes) -> _File:
-        """Commit ``data`` at physical ``path`` (parents created): one assignment for a replace."""
-        node = _File(data, self.tick())
-        if isinstance(self.nodes.get(path), _File):
-            self.nodes[path] = node
-        else:
-            self.make_dirs(_parent(path))
-            self.attach(path, node)
-        return node
+    def detach(self, path: str) -> None:
+        """Remove physical ``path`` and, for a directory, everything below it."""
+        parent, name = posixpath.split(path)
+        del self.nodes[parent].children[name]
+        self.nodes[parent].version = self.tick()
+        for key in [key for key in self.nodes if key == path or key.startswith(path + "/")]:
+            del self.nodes[key]
 
 
-class _StoredBytes:
+class _StoredBytes(io.BytesIO):
     """The stored bytes of one file as a :class:`dsh_fs.streaming.ByteSource`."""
 
     def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._position = 0
+        super().__init__(data)
+        self._size = len(data)
 
     @property
     def at_end(self) -> bool:
-        return self._position >= len(self._data)
-
-    def readinto(self, buffer: memoryview) -> int:
-        start = self._position
-        stop = min(len(self._data), start + len(buffer))
-        buffer[: stop - start] = self._data[start:stop]
-        self._position = stop
-        return stop - start
-
-    def close(self) -> None:
-        self._data = b""
+        return self.tell() >= self._size
 
 
 class MemoryFileSystem(FileSystem):
     """A complete in-memory backend: directories, files, symlinks and "other" entries.
 
-    ``files`` seeds the tree with ``{path: text or bytes}`` (text is stored as
-    UTF-8; relative paths are relative to ``cwd``; parent directories are
-    implied). ``cwd`` (``None`` means ``/``) is created when missing.
-
-    ``roots``, ``read_only_roots`` and ``read_only`` are the workspace of
-    SPEC 3.3: by default ``cwd`` and everything beneath it. Missing roots are
-    created as empty directories; one that exists but is not a directory
-    fails with ``ValueError`` naming it. ``roots=None`` turns containment off.
-
-    The synchronous out-of-band helpers (``put_bytes``, ``put_text``,
-    ``get_bytes``, ``mkdir``, ``remove``, ``add_symlink``, ``add_other``,
-    ``names``, ``files``) change the tree the way another process would:
-    they ignore the workspace and the locks and raise ``OSError`` subclasses
-    like the ``os`` module. Each change gives the touched node a new version.
+    ``files`` seeds the tree with ``{path: text or bytes}`` (text as UTF-8,
+    relative to ``cwd``, parents implied); a missing ``cwd`` (``None``: ``/``)
+    is created. ``roots``, ``read_only_roots`` and ``read_only`` are the
+    workspace of SPEC 3.3 (default: ``cwd``); missing roots are created, one
+    that is not a directory is a ``ValueError``; ``roots=None`` turns
+    containment off. The synchronous out-of-band helpers change the tree the
+    way another process would: no workspace, no locks, ``OSError`` like ``os``.
     """
 
     def __init__(
@@ -257,7 +186,7 @@ class MemoryFileSystem(FileSystem):
         read_only: bool = False,
     ) -> MemoryFileSystem:
         """Another backend over this same tree (nodes, versions and locks shared), with its
-        own ``cwd`` and workspace: an absolute ``cwd``, the parameters as in the constructor."""
+        own absolute ``cwd`` and workspace, the parameters as in the constructor."""
         other = copy.copy(self)
         other._enter(_absolute(cwd, "/"), roots, read_only_roots, read_only)
         return other
@@ -278,121 +207,99 @@ class MemoryFileSystem(FileSystem):
         """The physical path of directory ``path``, created when missing; else ``ValueError``."""
         try:
             physical, node = self._walk(_absolute(path, "/"), _EVERYWHERE)
-            if node is None:
-                self._tree.make_dirs(physical)
         except OSError as exc:
             raise ValueError(f"{path!r} is not a directory: {exc.strerror}") from exc
-        if node is not None and not isinstance(node, _Dir):
+        if node is None:
+            self._tree.make_dirs(physical)
+        elif node.type != "directory":
             raise ValueError(f"{path!r} is not a directory")
         return physical
 
     @property
     def cwd(self) -> str:
-        """The default directory relative paths resolve against."""
         return self._cwd
 
     @property
     def workspace(self) -> Workspace:
-        """The roots this backend may read and write (canonical paths)."""
         return self._workspace
 
     def __repr__(self) -> str:
         return f"MemoryFileSystem(cwd={self._cwd!r}, roots={self._workspace.roots!r})"
 
-    # ------------------------------------------------------------------ walk
-
     def _start(self, path: str, workspace: Workspace) -> tuple[str, list[str]]:
-        """The root the walk of absolute ``path`` starts from, and the names after it.
-
-        The root is the innermost one whose segments ``path`` begins with
-        (compared by segment: ``/srv/app-old`` does not begin with
-        ``/srv/app``); no such root means ``path`` is outside.
-        """
+        """The innermost root that absolute ``path`` begins with, segment by segment
+        (``/srv/app-old`` does not begin with ``/srv/app``), and the names after it."""
         names = _names(path)
         roots = ("/",) if workspace.roots is None else workspace.roots + workspace.read_only_roots
-        best: tuple[str, int] | None = None
-        for root in roots:
-            depth = len(_names(root))
-            if names[:depth] == _names(root) and (best is None or depth > best[1]):
-                best = (root, depth)
-        if best is None:
+        inside = [root for root in roots if names[: len(_names(root))] == _names(root)]
+        if not inside:
             raise _Outside(path)
-        return best[0], names[best[1] :]
+        root = max(inside, key=lambda root: len(_names(root)))
+        return root, names[len(_names(root)) :]
 
-    def _walk(self, path: str, workspace: Workspace) -> tuple[str, _Entry | None]:
+    def _walk(
+        self, path: str, workspace: Workspace, *, follow: bool = True
+    ) -> tuple[str, _Node | None]:
         """The physical path an absolute ``path`` reaches, and its node (``None``: absent).
 
-        Every symlink is followed; an absolute link target restarts the walk
-        at its root. A missing segment
-        ends the lookup and the rest is appended as is, so the key of a
-        missing file is stable across its creation. Raises :class:`_Outside`
-        when a step would enter a directory outside ``workspace``, ``OSError``
-        ``ENOTDIR`` when a parent segment is not a directory and ``ELOOP``
-        after :data:`MAX_SYMLINK_HOPS` links.
+        Every symlink is followed (the final one only with ``follow``); an
+        absolute target restarts at its root. A missing segment ends the
+        lookup and the rest is appended as is, so a missing file's key is
+        stable across its creation. Raises :class:`_Outside` when a step would
+        enter a directory outside ``workspace`` (even if a further link would
+        lead back in), ``OSError`` ``ENOTDIR`` when a parent segment is not a
+        directory and ``ELOOP`` after :data:`MAX_SYMLINK_HOPS` links.
         """
         nodes = self._tree.nodes
         cur, names = self._start(path, workspace)
-        node: _Node | None = nodes.get(cur)
+        node = nodes.get(cur)
         pending = names[::-1]  # a stack: the next name last
         hops = 0
         while pending:
             name = pending.pop()
-            if node is not None and not isinstance(node, _Dir):
+            if node is not None and node.type != "directory":
                 raise _os_error(errno.ENOTDIR, path)
             if name == "..":
-                cur = _parent(cur)
+                cur = posixpath.dirname(cur)
                 if workspace.access(cur) is None:
                     raise _Outside(path)
                 node = nodes.get(cur)
                 continue
-            child = None if node is None else nodes.get(_join(cur, name))
-            if isinstance(child, _Link):
+            child = None if node is None else nodes.get(posixpath.join(cur, name))
+            if child is not None and child.type == "symlink" and (follow or pending):
                 hops += 1
                 if hops > MAX_SYMLINK_HOPS:
                     raise _os_error(errno.ELOOP, path)
-                if child.target.startswith("/"):
-                    cur, rest = self._start(child.target, workspace)
+                if child.link.startswith("/"):
+                    cur, rest = self._start(child.link, workspace)
                     node = nodes.get(cur)
                 else:
-                    rest = _names(child.target)
+                    rest = _names(child.link)
                 pending.extend(reversed(rest))
                 continue
-            cur, node = _join(cur, name), child
-        assert not isinstance(node, _Link)  # every link met was followed
+            cur, node = posixpath.join(cur, name), child
         return cur, node
 
-    def _walk_entry(self, path: str, workspace: Workspace) -> tuple[str, _Node | None]:
-        """Like :meth:`_walk`, but a final symlink is returned itself (``lstat``, ``remove``)."""
-        if not self._start(path, workspace)[1]:
-            return self._walk(path, workspace)  # a root is a directory, never a link
-        parent, node = self._walk(_parent(path), workspace)
-        if node is not None and not isinstance(node, _Dir):
-            raise _os_error(errno.ENOTDIR, path)
-        physical = _join(parent, path.rpartition("/")[2])
-        return physical, None if node is None else self._tree.nodes.get(physical)
-
     def _reach(
-        self, verb: str, target: FsTarget, *, blocked_is_absent: bool = True
-    ) -> tuple[str, _Entry | None]:
-        """Walk ``target``'s key inside the workspace, as the primitive ``verb`` answers it.
+        self, verb: str, key: str, display: str, *, follow: bool = True, blocked: bool = False
+    ) -> tuple[str, _Node | None]:
+        """Walk ``key`` inside the workspace, refusing as the primitive ``verb`` words it.
 
-        Outside → ``cannot <verb> "<p>": outside the workspace``; a symlink
-        loop → ``FS_IO_ERROR``; a parent segment that is not a directory →
-        absent (``blocked_is_absent``) or ``a parent path segment is not a
-        directory``.
+        A parent segment that is not a directory means absent, or with
+        ``blocked`` the refusal ``a parent path segment is not a directory``.
         """
         try:
-            physical, node = self._walk(target.target_key, self._workspace)
+            return self._walk(key, self._workspace, follow=follow)
         except _Outside:
-            raise outside_workspace(verb, target.display_path) from None
+            raise outside_workspace(verb, display) from None
         except OSError as exc:
-            if exc.errno == errno.ENOTDIR and blocked_is_absent:
-                return target.target_key, None
-            raise _walk_failure(verb, target.display_path, exc) from exc
-        return physical, node
-
-    def _check_writable(self, verb: str, display: str, physical: str) -> None:
-        self._workspace.check(verb, display, physical, write=True)
+            if exc.errno != errno.ENOTDIR:
+                raise FsError.cannot(
+                    verb, display, str(exc.strerror), FsErrorCode.FS_IO_ERROR
+                ) from exc
+            if blocked:
+                raise parent_not_directory(verb, display) from exc
+            return key, None
 
     def _display(self, path: str, cwd: str | None) -> str:
         if not path or path.isspace():
@@ -405,41 +312,31 @@ class MemoryFileSystem(FileSystem):
             )
         return display
 
-    # ------------------------------------------------------------ primitives
-
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
         await checkpoint_if_cancelled()
         display = self._display(path, cwd)
-        key, _ = self._reach("resolve", FsTarget(display, display), blocked_is_absent=False)
+        key, _ = self._reach("resolve", display, display, blocked=True)
         return FsTarget(key, display)
 
     async def stat(self, target: FsTarget) -> FsInfo | None:
         await checkpoint_if_cancelled()
         # ``stat`` is the read tool's first step: its refusals speak as the read would.
-        _, node = self._reach("read", target)
-        return None if node is None else node.info
+        _, node = self._reach("read", target.target_key, target.display_path)
+        return None if node is None else node.info()
 
     async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
         await checkpoint_if_cancelled()
         display = self._display(path, cwd)
-        try:
-            _, node = self._walk_entry(display, self._workspace)
-        except _Outside:
-            raise outside_workspace("stat", display) from None
-        except OSError as exc:
-            if exc.errno == errno.ENOTDIR:
-                return None
-            raise _walk_failure("stat", display, exc) from exc
-        if node is None or isinstance(node, _Link):
-            return None if node is None else node.info
-        info = node.info
-        return FsPathInfo(info.version, info.type, info.size)
+        _, node = self._reach("stat", display, display, follow=False)
+        if node is None:
+            return None
+        return FsPathInfo(node.version, node.type, len(node.data) if node.type == "file" else None)
 
     def _file_data(self, target: FsTarget) -> bytes:
-        _, node = self._reach("read", target)
+        _, node = self._reach("read", target.target_key, target.display_path)
         if node is None:
             raise not_found("read", target.display_path)
-        if not isinstance(node, _File):
+        if node.type != "file":
             raise not_regular("read", target.display_path)
         return node.data
 
@@ -458,34 +355,31 @@ class MemoryFileSystem(FileSystem):
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
         await checkpoint_if_cancelled()
         display = target.display_path
-        physical, node = self._reach("list", target)
+        physical, node = self._reach("list", target.target_key, display)
         if node is None:
             raise not_found("list", display)
-        if not isinstance(node, _Dir):
+        if node.type != "directory":
             raise not_directory("list", display)
         entries: list[FsDirEntry] = []
         for name in node.children:
-            key = _join(physical, name)
-            found = self._tree.nodes[key]
-            key, child = self._listed_link(key) if isinstance(found, _Link) else (key, found)
-            entry_target = FsTarget(key, _join(display, name))
+            key = posixpath.join(physical, name)
+            child: _Node | None = self._tree.nodes[key]
+            if child is not None and child.type == "symlink":
+                # "other" when it dangles, loops, is blocked or leaves the workspace;
+                # an escaping link is never followed: its key stays its own path.
+                try:
+                    key, child = self._walk(key, self._workspace)
+                except (_Outside, OSError):
+                    child = None
+            entry = FsTarget(key, posixpath.join(display, name))
             if child is None:
-                entries.append(FsDirEntry(name, "other", entry_target))
+                entries.append(FsDirEntry(name, "other", entry))
             elif stat:
-                info = child.info
-                entries.append(FsDirEntry(name, info.type, entry_target, info.version, info.size))
+                info = child.info()
+                entries.append(FsDirEntry(name, info.type, entry, info.version, info.size))
             else:
-                entries.append(FsDirEntry(name, child.info.type, entry_target))
+                entries.append(FsDirEntry(name, child.info().type, entry))
         return entries
-
-    def _listed_link(self, key: str) -> tuple[str, _Entry | None]:
-        """Where a listed symlink leads, and its node; ``None`` (listed as ``other``) when
-        it dangles, loops, is blocked or leaves the workspace. An escaping link is never
-        followed: its key stays the link's own path."""
-        try:
-            return self._walk(key, self._workspace)
-        except (_Outside, OSError):
-            return key, None
 
     async def write_text(
         self, target: FsTarget, content: str, expected: WriteIntent | None = None
@@ -494,18 +388,14 @@ class MemoryFileSystem(FileSystem):
         async with self._tree.locks.hold(target.target_key):
             await checkpoint()
             # Nothing below awaits: the checks and the commit are one atomic step.
-            physical, node = self._reach("write", target, blocked_is_absent=False)
-            self._check_writable("write", display, physical)
+            physical, node = self._reach("write", target.target_key, display, blocked=True)
+            self._workspace.check("write", display, physical, write=True)
             check_write(display, _state(node), expected)
-            data = encode_text(content, "write", display)
-            before = decode_previous(node.data) if isinstance(node, _File) else None
-            try:
-                stored = self._tree.store_file(physical, data)
-            except OSError as exc:
-                raise parent_not_directory("write", display) from exc
-        created = node is None
+            stored = _Node("file", self._tree.tick(), encode_text(content, "write", display))
+            before = None if node is None else decode_previous(node.data)
+            self._tree.put(physical, stored)
         after = written_text(content)
-        return FsWriteOutcome("create" if created else "update", stored.info.version, before, after)
+        return FsWriteOutcome("create" if node is None else "update", stored.version, before, after)
 
     async def edit_text(
         self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
@@ -514,100 +404,86 @@ class MemoryFileSystem(FileSystem):
         async with self._tree.locks.hold(target.target_key):
             await checkpoint()
             # Nothing below awaits: the checks and the commit are one atomic step.
-            physical, node = self._reach("edit", target)
-            self._check_writable("edit", display, physical)
+            physical, node = self._reach("edit", target.target_key, display)
+            self._workspace.check("edit", display, physical, write=True)
             check_edit(display, _state(node), expected)
-            assert isinstance(node, _File)  # check_edit refused anything else
+            assert node is not None  # check_edit refused an absent file
             applied = apply_edit(node.data, edit, display)
-            stored = self._tree.store_file(physical, applied.data)
-        return FsEditOutcome(
-            stored.info.version, applied.before, applied.after, applied.replacements
-        )
+            stored = _Node("file", self._tree.tick(), applied.data)
+            self._tree.put(physical, stored)
+        return FsEditOutcome(stored.version, applied.before, applied.after, applied.replacements)
 
-    # --------------------------------------------------- out-of-band helpers
+    # Out-of-band helpers: paths relative to ``cwd``; a final symlink is followed unless said.
 
-    def _physical(self, path: str) -> tuple[str, _Entry | None]:
-        return self._walk(_absolute(path, self._cwd), _EVERYWHERE)
+    def _physical(self, path: str, *, follow: bool = True) -> tuple[str, _Node | None]:
+        return self._walk(_absolute(path, self._cwd), _EVERYWHERE, follow=follow)
 
     def _new_entry(self, path: str, node: _Node) -> None:
         """Attach a new ``node`` at ``path`` (parents created); an existing name is refused."""
-        absolute = _absolute(path, self._cwd)
-        parent, _ = self._walk(_parent(absolute), _EVERYWHERE)
-        self._tree.make_dirs(parent)
-        physical = _join(parent, absolute.rpartition("/")[2])
-        if physical in self._tree.nodes:
+        physical, found = self._physical(path, follow=False)
+        if found is not None:
             raise _os_error(errno.EEXIST, path)
-        self._tree.attach(physical, node)
+        self._tree.put(physical, node)
 
     def put_bytes(self, path: str, data: bytes) -> None:
-        """Create or replace a regular file with exactly ``data`` (parents created).
-
-        A final symlink is followed, like ``open(path, "wb")``.
-        """
+        """Create or replace a regular file with exactly ``data``, like ``open(path, "wb")``."""
         physical, node = self._physical(path)
-        if physical == "/" or isinstance(node, _Dir):
+        if node is not None and node.type == "directory":
             raise _os_error(errno.EISDIR, path)
-        if node is not None and not isinstance(node, _File):
+        if node is not None and node.type != "file":
             raise _os_error(errno.EEXIST, path)
-        self._tree.store_file(physical, bytes(data))
+        self._tree.put(physical, _Node("file", self._tree.tick(), bytes(data)))
 
     def put_text(self, path: str, text: str) -> None:
         """``put_bytes`` of ``text`` encoded as UTF-8."""
         self.put_bytes(path, text.encode("utf-8"))
 
     def get_bytes(self, path: str) -> bytes | None:
-        """The stored bytes of a regular file (symlinks followed), or ``None``."""
+        """The stored bytes of a regular file, or ``None``."""
         try:
             _, node = self._physical(path)
         except OSError:
             return None
-        return node.data if isinstance(node, _File) else None
+        return node.data if node is not None and node.type == "file" else None
 
     def mkdir(self, path: str) -> None:
         """Create a directory and its parents; an existing directory is fine."""
         physical, node = self._physical(path)
         if node is None:
             self._tree.make_dirs(physical)
-        elif not isinstance(node, _Dir):
+        elif node.type != "directory":
             raise _os_error(errno.EEXIST, path)
 
     def remove(self, path: str, *, recursive: bool = False) -> None:
-        """Remove a file, symlink (not its target), other entry or directory.
-
-        A non-empty directory needs ``recursive=True``.
-        """
-        physical, node = self._walk_entry(_absolute(path, self._cwd), _EVERYWHERE)
+        """Remove a file, symlink (not its target), other entry or directory (a non-empty
+        one only with ``recursive=True``)."""
+        physical, node = self._physical(path, follow=False)
         if node is None:
             raise _os_error(errno.ENOENT, path)
         if physical == "/":
             raise _os_error(errno.EBUSY, path)
-        if isinstance(node, _Dir) and node.children and not recursive:
+        if node.children and not recursive:
             raise _os_error(errno.ENOTEMPTY, path)
         self._tree.detach(physical)
 
     def add_symlink(self, path: str, target: str) -> None:
-        """Create a symlink at ``path`` pointing to ``target`` (relative or absolute, as given)."""
-        self._new_entry(path, _Link(target, self._tree.tick()))
+        """Create a symlink at ``path`` to ``target`` (relative or absolute, as given)."""
+        self._new_entry(path, _Node("symlink", self._tree.tick(), link=target))
 
     def add_other(self, path: str) -> None:
-        """Create an entry that is neither file nor directory (stands for a FIFO, a socket …)."""
-        self._new_entry(path, _Other(self._tree.tick()))
+        """Create an entry that is neither file nor directory (a FIFO, a socket …)."""
+        self._new_entry(path, _Node("other", self._tree.tick()))
 
     def names(self, path: str = ".") -> list[str]:
-        """The sorted child names of a directory (symlinks followed)."""
+        """The sorted child names of a directory."""
         _, node = self._physical(path)
         if node is None:
             raise _os_error(errno.ENOENT, path)
-        if not isinstance(node, _Dir):
+        if node.type != "directory":
             raise _os_error(errno.ENOTDIR, path)
         return sorted(node.children)
 
     def files(self) -> dict[str, bytes]:
         """Every regular file by physical path, sorted: a snapshot for assertions."""
         nodes = sorted(self._tree.nodes.items())
-        return {path: node.data for path, node in nodes if isinstance(node, _File)}
-
-
-def _state(node: _Entry | None) -> tuple[EntryType, str] | None:
-    """What the shared preconditions look at: the node's ``(type, version)``, or ``None``."""
-    return None if node is None else (node.info.type, node.info.version)
+        return {path: node.data for path, node in nodes if node.type == "file"}
