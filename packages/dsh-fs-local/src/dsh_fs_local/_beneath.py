@@ -435,6 +435,21 @@ class _Arrival:
     missing: list[str]
 
 
+def _lstat_in(dir_fd: int, name: str) -> os.stat_result | None:
+    """``lstat`` of ``name`` in the held directory ``dir_fd``; ``None`` when absent.
+
+    On any other failure ``dir_fd`` is closed before the error propagates, so a
+    caller building a :class:`Spot` from it leaks nothing.
+    """
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except BaseException:
+        os.close(dir_fd)
+        raise
+
+
 def _close_all(fds: list[int]) -> None:
     for fd in fds:
         os.close(fd)
@@ -730,13 +745,7 @@ class Beneath:
             if exc.errno in _DECIDE:
                 return None
             raise
-        try:
-            info: os.stat_result | None = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            info = None
-        except BaseException:
-            os.close(fd)
-            raise
+        info = _lstat_in(fd, name)
         if info is not None and st.S_ISLNK(info.st_mode):
             os.close(fd)
             return None
@@ -809,13 +818,7 @@ class Anywhere:
                 raise
             readable = False
             fd = os.open(parent, _PATH_DIR_FLAGS)
-        try:
-            info: os.stat_result | None = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            info = None
-        except BaseException:
-            os.close(fd)
-            raise
+        info = _lstat_in(fd, name)
         if info is not None and st.S_ISLNK(info.st_mode):
             if links >= MAX_SYMLINKS:
                 os.close(fd)
