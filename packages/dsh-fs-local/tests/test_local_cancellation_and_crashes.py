@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import signal
@@ -121,6 +122,7 @@ async def test_concurrent_guarded_writes_from_one_version_exactly_one_wins(
 async def test_stream_closes_its_file_when_closed_early(scratch: Scratch) -> None:
     scratch.put("big.txt", b"x" * (3 << 20))
     target = await scratch.fs.resolve("big.txt")
+    gc.collect()  # earlier tests' dropped backends release their root descriptors now
     before = len(os.listdir("/proc/self/fd"))
     stream = scratch.fs.stream_text(target)
     first = await stream.__anext__()

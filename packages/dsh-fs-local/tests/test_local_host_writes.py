@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from subprocess import CompletedProcess
 
+import anyio
 import pytest
 from dsh_fs import (
     EditGuard,
@@ -333,10 +336,65 @@ async def test_stale_temporaries_of_dead_processes_are_removed_by_the_next_write
     assert scratch.names("d") == sorted([*kept, "f.txt"])
 
 
-def _dead_pid() -> int:
-    import subprocess
-    import sys
+async def test_a_temporary_left_after_a_clean_write_is_removed_by_the_next_write(
+    scratch: Scratch,
+) -> None:
+    fs = scratch.fs
+    target = await fs.resolve("d/f.txt")
+    await fs.write_text(target, "one")  # the directory is left clean, and remembered so
+    await anyio.sleep(0.02)  # kernels before 6.13 stamp a directory's ctime coarsely
+    scratch.put(f"d/.f.txt.dsh-{_dead_pid()}-0badc0de.tmp", b"partial")
+    await fs.write_text(target, "two")
+    assert scratch.names("d") == ["f.txt"]
 
+
+async def test_a_live_writers_temporary_is_looked_at_again_once_its_process_is_gone(
+    scratch: Scratch,
+) -> None:
+    fs = scratch.fs
+    target = await fs.resolve("d/f.txt")
+    writer = _sleeping_process()
+    try:
+        scratch.put(f"d/.f.txt.dsh-{writer.pid}-0badc0de.tmp", b"in flight")
+        await fs.write_text(target, "one")
+        assert scratch.names("d") == [f".f.txt.dsh-{writer.pid}-0badc0de.tmp", "f.txt"]
+    finally:
+        writer.kill()
+        writer.wait()
+    # Nothing changed in the directory but our own write: the temporary that
+    # write had to keep is still looked at, and now removed.
+    await fs.write_text(target, "two")
+    assert scratch.names("d") == ["f.txt"]
+
+
+async def test_a_directory_left_clean_and_unchanged_is_not_listed_again(
+    scratch: Scratch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed: list[object] = []
+    real_listdir = os.listdir
+
+    def counting_listdir(path: object = ".") -> list[str]:
+        listed.append(path)
+        return real_listdir(path)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(os, "listdir", counting_listdir)
+    fs = scratch.fs
+    target = await fs.resolve("d/f.txt")
+    await fs.write_text(target, "one")
+    await fs.write_text(target, "two")
+    await fs.edit_text(target, FsEditRequest("two", "three"))
+    assert len(listed) == 1  # swept once; the next mutations found it unchanged
+    await anyio.sleep(0.02)  # kernels before 6.13 stamp a directory's ctime coarsely
+    touch(at(scratch, "d/other.txt"))  # a change by someone else: look again
+    await fs.write_text(target, "four")
+    assert len(listed) == 2
+
+
+def _sleeping_process() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def _dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid

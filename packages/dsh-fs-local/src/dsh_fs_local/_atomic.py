@@ -17,9 +17,11 @@ the held descriptor:
   any other file (SPEC 3.3: a name outside the workspace keeps its bytes).
 
 Temporary and backup files are named ``.<basename>.dsh-<pid>-<8 hex>.tmp`` /
-``.bak``. Every mutation first removes the ``.tmp`` files of its directory whose
-process is gone (a crash cannot clean up after itself); stale ``.bak`` files are
-kept: after a crash they are the only copy of the previous content.
+``.bak``. A mutation first removes the ``.tmp`` files of its directory whose
+process is gone (a crash cannot clean up after itself), unless the directory is
+unchanged since this process's last mutation there left it without any
+temporary (see :func:`_sweep_unless_clean`); stale ``.bak`` files are kept:
+after a crash they are the only copy of the previous content.
 """
 
 from __future__ import annotations
@@ -110,8 +112,9 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
-def sweep_stale_temporaries(spot: Spot) -> None:
-    """Remove the ``.tmp`` companions in the spot's directory whose process no longer runs.
+def sweep_stale_temporaries(spot: Spot) -> bool:
+    """Remove the ``.tmp`` companions in the spot's directory whose process no longer runs;
+    whether the directory is now known to hold none.
 
     The directory is listed and cleaned through its descriptor (never by
     path). A name carrying our own pid is stale only when it is not one of
@@ -119,13 +122,14 @@ def sweep_stale_temporaries(spot: Spot) -> None:
     pid, e.g. pid 1 of a restarted container).
     """
     if not spot.readable:
-        return
+        return False
     own = os.getpid()
     verdicts: dict[int, bool] = {}
     try:
         names = os.listdir(spot.dir_fd)
     except OSError:
-        return
+        return False
+    clean = True
     for name in names:
         if not name.startswith(".") or ".dsh-" not in name:
             continue
@@ -143,6 +147,45 @@ def sweep_stale_temporaries(spot: Spot) -> None:
         if stale:
             with contextlib.suppress(OSError):
                 os.unlink(name, dir_fd=spot.dir_fd)
+                continue
+        clean = False  # a temporary stays: the next mutation must look again
+    return clean
+
+
+_clean: dict[tuple[int, int], int] = {}
+"""Directories a mutation of this process left without any temporary: ``(st_dev,
+st_ino)`` → their ``st_ctime_ns`` at its end, read under the ``flock``."""
+_clean_guard = threading.Lock()
+_CLEAN_MAX = 4096
+"""Directories remembered at most; past that the record starts afresh."""
+
+
+def _sweep_unless_clean(spot: Spot, locked: bool) -> bool:
+    """Sweep the spot's directory unless it is recorded clean and unchanged since.
+
+    Every writer holds the directory's ``flock`` from its sweep to its
+    rename, so while the directory's ctime is what a clean mutation of ours
+    left (a new name, an unlink or a rename would change it), no temporary
+    can have appeared there. Without the lock nothing is known: always sweep.
+    Returns whether the directory is known to hold no temporary but ours.
+    """
+    if locked:
+        directory = os.fstat(spot.dir_fd)
+        with _clean_guard:
+            known = _clean.get((directory.st_dev, directory.st_ino))
+        if known == directory.st_ctime_ns:
+            return True
+    return sweep_stale_temporaries(spot) and locked
+
+
+def _remember_clean(spot: Spot) -> None:
+    """Record the spot's directory as left clean by this mutation (still under its lock)."""
+    with contextlib.suppress(OSError):
+        directory = os.fstat(spot.dir_fd)
+        with _clean_guard:
+            if len(_clean) >= _CLEAN_MAX:
+                _clean.clear()
+            _clean[directory.st_dev, directory.st_ino] = directory.st_ctime_ns
 
 
 def _flight_key(spot: Spot, name: str) -> str:
@@ -163,8 +206,9 @@ def _pwrite_all(fd: int, data: bytes) -> None:
         offset += os.pwrite(fd, view[offset:], offset)
 
 
-def _lock_directory(spot: Spot) -> None:
-    """Take an exclusive ``flock`` on the spot's directory, waiting as long as needed.
+def _lock_directory(spot: Spot) -> bool:
+    """Take an exclusive ``flock`` on the spot's directory, waiting as long as needed;
+    whether it is held.
 
     Held until the spot's descriptor is closed. Skipped when the directory
     could not be opened for reading or the filesystem does not support
@@ -175,12 +219,14 @@ def _lock_directory(spot: Spot) -> None:
     waiting.
     """
     if not spot.readable:
-        return
+        return False
     try:
         _flock_cancellably(spot.dir_fd)
     except OSError as exc:
         if exc.errno not in _UNLOCKABLE:
             raise
+        return False
+    return True
 
 
 def _flock_cancellably(fd: int) -> None:
@@ -392,8 +438,7 @@ def mutate(
         # The walk may have followed a final link or an absolute one into
         # another root: the place it reached is what must grant the write.
         workspace.check(verb, display_path, spot.path, write=True)
-        _lock_directory(spot)
-        sweep_stale_temporaries(spot)
+        clean = _sweep_unless_clean(spot, _lock_directory(spot))
         try:
             current: os.stat_result | None = os.stat(
                 spot.name, dir_fd=spot.dir_fd, follow_symlinks=False
@@ -416,6 +461,8 @@ def mutate(
             version = _rewrite_in_place(spot, data, previous, current)
         else:
             version = _replace_via_temporary(spot, data, current)
+        if clean:
+            _remember_clean(spot)
     except BaseException as exc:
         spot.close()
         created.undo()
