@@ -264,7 +264,7 @@ class MemoryFileSystem(FileSystem, OutOfBand):
         _, node = self._reach("stat", display, display, follow=False)
         if node is None:
             return None
-        return FsPathInfo(node.version, node.type, len(node.data) if node.type == "file" else None)
+        return FsPathInfo(node.version, node.type, node.size)
 
     def _file_data(self, target: FsTarget) -> bytes:
         _, node = self._reach("read", target.target_key, target.display_path)

@@ -33,9 +33,14 @@ class Node:
     link: str = ""
     children: dict[str, None] = field(default_factory=dict)
 
+    @property
+    def size(self) -> int | None:
+        """Bytes for a file; ``None`` for every other type, as in the local backend."""
+        return len(self.data) if self.type == "file" else None
+
     def info(self) -> FsInfo:
         assert self.type != "symlink"  # a symlink is always followed or reported by lstat
-        return FsInfo(self.version, self.type, len(self.data) if self.type == "file" else None)
+        return FsInfo(self.version, self.type, self.size)
 
 
 def os_error(code: int, path: str) -> OSError:
