@@ -1,26 +1,25 @@
 """``MemoryFileSystem``: a complete dsh-fs backend over an in-memory tree.
 
-It is also the template for a third-party backend. The tree is one flat dict
-from *physical* paths (no symlink in any parent segment) to nodes; a
-mutation commits with one dict assignment after its last ``await``, so a
-reader never sees a partial write and a cancelled write changes nothing.
-``_walk`` is where a path reaches a node and where containment (SPEC 3.3) is
-enforced. Every primitive walks its target again when it touches it, refuses
-before any other answer, and then answers with the seam's shared rules
+It is also the template for a third-party backend. The storage is in
+``_tree.py``, standing for what a real backend gets from its OS or service:
+one flat dict from *physical* paths (no symlink in any parent segment) to
+nodes, and the out-of-band helpers tests use. A mutation commits with one
+dict assignment after its last ``await``, so a reader never sees a partial
+write and a cancelled write changes nothing. ``_walk`` is where a path
+reaches a node and where containment (SPEC 3.3) is enforced. Every
+primitive walks its target again when it touches it, refuses before any
+other answer, and then answers with the seam's shared rules
 (``dsh_fs.preconditions``, ``dsh_fs.text``, ``dsh_fs.streaming``,
-``dsh_fs.locks``). The out-of-band helpers at the end are for tests.
+``dsh_fs.locks``).
 """
 
 from __future__ import annotations
 
 import copy
 import errno
-import io
-import itertools
 import os
 import posixpath
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass, field
 
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
 from dsh_fs import (
@@ -36,10 +35,8 @@ from dsh_fs import (
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
-    PathType,
     WriteIntent,
 )
-from dsh_fs.locks import TargetLocks
 from dsh_fs.preconditions import (
     check_edit,
     check_write,
@@ -52,37 +49,19 @@ from dsh_fs.streaming import TextStream
 from dsh_fs.text import apply_edit, decode_previous, decode_text, encode_text, written_text
 from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, outside_workspace
 
+from ._tree import Node, OutOfBand, StoredBytes, Tree, os_error
+
 STREAM_CHUNK_BYTES = 64 * 1024
 """``stream_text`` decodes this many stored bytes per chunk."""
 MAX_SYMLINK_HOPS = 40
 """Following more symlinks than this while resolving one path is a loop (like ``ELOOP``)."""
 
 _EVERYWHERE = Workspace(roots=None)
-"""The workspace of the out-of-band helpers: no containment."""
-
-
-@dataclass(eq=False, slots=True)
-class _Node:
-    """One entry: ``data`` of a file, ``link`` of a symlink, ``children`` of a directory
-    (names in insertion order; the nodes live in the flat dict)."""
-
-    type: PathType
-    version: str
-    data: bytes = b""
-    link: str = ""
-    children: dict[str, None] = field(default_factory=dict)
-
-    def info(self) -> FsInfo:
-        assert self.type != "symlink"  # a symlink is always followed or reported by lstat
-        return FsInfo(self.version, self.type, len(self.data) if self.type == "file" else None)
+"""The workspace of the out-of-band helpers and of the roots' own walk: no containment."""
 
 
 class _Outside(Exception):
     """The walk would leave the workspace; each primitive turns it into its refusal."""
-
-
-def _os_error(code: int, path: str) -> OSError:
-    return OSError(code, os.strerror(code), path)
 
 
 def _absolute(path: str, base: str) -> str:
@@ -95,62 +74,12 @@ def _names(path: str) -> list[str]:
     return [name for name in path.split("/") if name not in ("", ".")]
 
 
-def _state(node: _Node | None) -> tuple[EntryType, str] | None:
+def _state(node: Node | None) -> tuple[EntryType, str] | None:
     """What the shared preconditions look at: ``(type, version)``, or ``None`` when absent."""
     return None if node is None else (node.info().type, node.version)
 
 
-class _Tree:
-    """The nodes, the version clock and the locks: what every view of one tree shares."""
-
-    def __init__(self) -> None:
-        self._clock = itertools.count(1)
-        self.nodes = {"/": _Node("directory", self.tick())}
-        self.locks = TargetLocks()
-
-    def tick(self) -> str:
-        """The next version: one counter for every node, so no version ever comes back."""
-        return str(next(self._clock))
-
-    def put(self, path: str, node: _Node) -> None:
-        """Store ``node`` at physical ``path``, creating missing parent directories."""
-        if path not in self.nodes:
-            parent, name = posixpath.split(path)
-            self.make_dirs(parent)
-            self.nodes[parent].children[name] = None
-            self.nodes[parent].version = self.tick()
-        self.nodes[path] = node
-
-    def make_dirs(self, path: str) -> None:
-        """Create physical directory ``path`` and its missing ancestors."""
-        node = self.nodes.get(path)
-        if node is None:
-            self.put(path, _Node("directory", self.tick()))
-        elif node.type != "directory":
-            raise _os_error(errno.ENOTDIR, path)
-
-    def detach(self, path: str) -> None:
-        """Remove physical ``path`` and, for a directory, everything below it."""
-        parent, name = posixpath.split(path)
-        del self.nodes[parent].children[name]
-        self.nodes[parent].version = self.tick()
-        for key in [key for key in self.nodes if key == path or key.startswith(path + "/")]:
-            del self.nodes[key]
-
-
-class _StoredBytes(io.BytesIO):
-    """The stored bytes of one file as a :class:`dsh_fs.streaming.ByteSource`."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(data)
-        self._size = len(data)
-
-    @property
-    def at_end(self) -> bool:
-        return self.tell() >= self._size
-
-
-class MemoryFileSystem(FileSystem):
+class MemoryFileSystem(FileSystem, OutOfBand):
     """A complete in-memory backend: directories, files, symlinks and "other" entries.
 
     ``files`` seeds the tree with ``{path: text or bytes}`` (text as UTF-8,
@@ -158,8 +87,9 @@ class MemoryFileSystem(FileSystem):
     is created. ``roots``, ``read_only_roots`` and ``read_only`` are the
     workspace of SPEC 3.3 (default: ``cwd``); missing roots are created, one
     that is not a directory is a ``ValueError``; ``roots=None`` turns
-    containment off. The synchronous out-of-band helpers change the tree the
-    way another process would: no workspace, no locks, ``OSError`` like ``os``.
+    containment off. The synchronous out-of-band helpers (``OutOfBand``) change
+    the tree the way another process would: no workspace, no locks, ``OSError``
+    like ``os``.
     """
 
     def __init__(
@@ -171,7 +101,7 @@ class MemoryFileSystem(FileSystem):
         read_only_roots: Iterable[str | os.PathLike[str]] = (),
         read_only: bool = False,
     ) -> None:
-        self._tree = _Tree()
+        self._tree = Tree()
         self._cwd = _absolute(cwd or "/", "/")
         for path, content in (files or {}).items():
             self.put_bytes(path, content.encode() if isinstance(content, str) else content)
@@ -239,7 +169,7 @@ class MemoryFileSystem(FileSystem):
 
     def _walk(
         self, path: str, workspace: Workspace, *, follow: bool = True
-    ) -> tuple[str, _Node | None]:
+    ) -> tuple[str, Node | None]:
         """The physical path an absolute ``path`` reaches, and its node (``None``: absent).
 
         Every symlink is followed (the final one only with ``follow``); an
@@ -258,7 +188,7 @@ class MemoryFileSystem(FileSystem):
         while pending:
             name = pending.pop()
             if node is not None and node.type != "directory":
-                raise _os_error(errno.ENOTDIR, path)
+                raise os_error(errno.ENOTDIR, path)
             if name == "..":
                 cur = posixpath.dirname(cur)
                 if workspace.access(cur) is None:
@@ -269,7 +199,7 @@ class MemoryFileSystem(FileSystem):
             if child is not None and child.type == "symlink" and (follow or pending):
                 hops += 1
                 if hops > MAX_SYMLINK_HOPS:
-                    raise _os_error(errno.ELOOP, path)
+                    raise os_error(errno.ELOOP, path)
                 if child.link.startswith("/"):
                     cur, rest = self._start(child.link, workspace)
                     node = nodes.get(cur)
@@ -280,9 +210,13 @@ class MemoryFileSystem(FileSystem):
             cur, node = posixpath.join(cur, name), child
         return cur, node
 
+    def _physical(self, path: str, *, follow: bool = True) -> tuple[str, Node | None]:
+        """The out-of-band helpers' walk: relative to ``cwd``, through every workspace."""
+        return self._walk(_absolute(path, self._cwd), _EVERYWHERE, follow=follow)
+
     def _reach(
         self, verb: str, key: str, display: str, *, follow: bool = True, blocked: bool = False
-    ) -> tuple[str, _Node | None]:
+    ) -> tuple[str, Node | None]:
         """Walk ``key`` inside the workspace, refusing as the primitive ``verb`` words it.
 
         A parent segment that is not a directory means absent, or with
@@ -330,7 +264,7 @@ class MemoryFileSystem(FileSystem):
         _, node = self._reach("stat", display, display, follow=False)
         if node is None:
             return None
-        return FsPathInfo(node.version, node.type, len(node.data) if node.type == "file" else None)
+        return FsPathInfo(node.version, node.type, node.size)
 
     def _file_data(self, target: FsTarget) -> bytes:
         _, node = self._reach("read", target.target_key, target.display_path)
@@ -347,7 +281,7 @@ class MemoryFileSystem(FileSystem):
     def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
         """Chunks of ``STREAM_CHUNK_BYTES`` stored bytes, with ``skip_lines`` (no thread)."""
         return TextStream(
-            lambda: _StoredBytes(self._file_data(target)),
+            lambda: StoredBytes(self._file_data(target)),
             target.display_path,
             chunk_bytes=STREAM_CHUNK_BYTES,
         )
@@ -363,7 +297,7 @@ class MemoryFileSystem(FileSystem):
         entries: list[FsDirEntry] = []
         for name in node.children:
             key = posixpath.join(physical, name)
-            child: _Node | None = self._tree.nodes[key]
+            child: Node | None = self._tree.nodes[key]
             if child is not None and child.type == "symlink":
                 # "other" when it dangles, loops, is blocked or leaves the workspace;
                 # an escaping link is never followed: its key stays its own path.
@@ -391,7 +325,7 @@ class MemoryFileSystem(FileSystem):
             physical, node = self._reach("write", target.target_key, display, blocked=True)
             self._workspace.check("write", display, physical, write=True)
             check_write(display, _state(node), expected)
-            stored = _Node("file", self._tree.tick(), encode_text(content, "write", display))
+            stored = Node("file", self._tree.tick(), encode_text(content, "write", display))
             before = None if node is None else decode_previous(node.data)
             self._tree.put(physical, stored)
         after = written_text(content)
@@ -409,81 +343,6 @@ class MemoryFileSystem(FileSystem):
             check_edit(display, _state(node), expected)
             assert node is not None  # check_edit refused an absent file
             applied = apply_edit(node.data, edit, display)
-            stored = _Node("file", self._tree.tick(), applied.data)
+            stored = Node("file", self._tree.tick(), applied.data)
             self._tree.put(physical, stored)
         return FsEditOutcome(stored.version, applied.before, applied.after, applied.replacements)
-
-    # Out-of-band helpers: paths relative to ``cwd``; a final symlink is followed unless said.
-
-    def _physical(self, path: str, *, follow: bool = True) -> tuple[str, _Node | None]:
-        return self._walk(_absolute(path, self._cwd), _EVERYWHERE, follow=follow)
-
-    def _new_entry(self, path: str, node: _Node) -> None:
-        """Attach a new ``node`` at ``path`` (parents created); an existing name is refused."""
-        physical, found = self._physical(path, follow=False)
-        if found is not None:
-            raise _os_error(errno.EEXIST, path)
-        self._tree.put(physical, node)
-
-    def put_bytes(self, path: str, data: bytes) -> None:
-        """Create or replace a regular file with exactly ``data``, like ``open(path, "wb")``."""
-        physical, node = self._physical(path)
-        if node is not None and node.type == "directory":
-            raise _os_error(errno.EISDIR, path)
-        if node is not None and node.type != "file":
-            raise _os_error(errno.EEXIST, path)
-        self._tree.put(physical, _Node("file", self._tree.tick(), bytes(data)))
-
-    def put_text(self, path: str, text: str) -> None:
-        """``put_bytes`` of ``text`` encoded as UTF-8."""
-        self.put_bytes(path, text.encode("utf-8"))
-
-    def get_bytes(self, path: str) -> bytes | None:
-        """The stored bytes of a regular file, or ``None``."""
-        try:
-            _, node = self._physical(path)
-        except OSError:
-            return None
-        return node.data if node is not None and node.type == "file" else None
-
-    def mkdir(self, path: str) -> None:
-        """Create a directory and its parents; an existing directory is fine."""
-        physical, node = self._physical(path)
-        if node is None:
-            self._tree.make_dirs(physical)
-        elif node.type != "directory":
-            raise _os_error(errno.EEXIST, path)
-
-    def remove(self, path: str, *, recursive: bool = False) -> None:
-        """Remove a file, symlink (not its target), other entry or directory (a non-empty
-        one only with ``recursive=True``)."""
-        physical, node = self._physical(path, follow=False)
-        if node is None:
-            raise _os_error(errno.ENOENT, path)
-        if physical == "/":
-            raise _os_error(errno.EBUSY, path)
-        if node.children and not recursive:
-            raise _os_error(errno.ENOTEMPTY, path)
-        self._tree.detach(physical)
-
-    def add_symlink(self, path: str, target: str) -> None:
-        """Create a symlink at ``path`` to ``target`` (relative or absolute, as given)."""
-        self._new_entry(path, _Node("symlink", self._tree.tick(), link=target))
-
-    def add_other(self, path: str) -> None:
-        """Create an entry that is neither file nor directory (a FIFO, a socket …)."""
-        self._new_entry(path, _Node("other", self._tree.tick()))
-
-    def names(self, path: str = ".") -> list[str]:
-        """The sorted child names of a directory."""
-        _, node = self._physical(path)
-        if node is None:
-            raise _os_error(errno.ENOENT, path)
-        if node.type != "directory":
-            raise _os_error(errno.ENOTDIR, path)
-        return sorted(node.children)
-
-    def files(self) -> dict[str, bytes]:
-        """Every regular file by physical path, sorted: a snapshot for assertions."""
-        nodes = sorted(self._tree.nodes.items())
-        return {path: node.data for path, node in nodes if node.type == "file"}
