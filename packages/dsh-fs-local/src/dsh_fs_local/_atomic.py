@@ -167,7 +167,7 @@ def _sweep_unless_clean(spot: Spot, locked: bool) -> bool:
     rename, so while the directory's ctime is what a clean mutation of ours
     left (a new name, an unlink or a rename would change it), no temporary
     can have appeared there. Without the lock nothing is known: always sweep.
-    Returns whether the directory is known to hold no temporary but ours.
+    Returns whether the directory is known to hold no temporary at all.
     """
     if locked:
         directory = os.fstat(spot.dir_fd)
