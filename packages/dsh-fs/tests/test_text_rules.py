@@ -100,10 +100,13 @@ def test_apply_edit_counts_literal_occurrences_without_overlap(
         assert applied.replacements == limit
 
 
+# The lines never hold the edit's "MARK" (no "M": the edit stays unambiguous)
+# nor a U+FEFF (at the start it would read as a BOM).
+_NO_MARK = "\r\n\x00\ufeffM"
+
+
 @given(
-    lines=st.lists(
-        st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x00")), min_size=1
-    ),
+    lines=st.lists(st.text(st.characters(codec="utf-8", exclude_characters=_NO_MARK)), min_size=1),
     new=st.text(st.characters(codec="utf-8", exclude_characters="\x00")),
     bom=st.booleans(),
 )
@@ -118,7 +121,7 @@ def test_crlf_file_stays_crlf_after_any_edit(lines: list[str], new: str, bom: bo
 
 
 @given(
-    lines=st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x00"))),
+    lines=st.lists(st.text(st.characters(codec="utf-8", exclude_characters=_NO_MARK))),
     new=st.text(st.characters(codec="utf-8", exclude_characters="\r\x00")),
 )
 def test_lf_file_stays_lf_after_any_edit(lines: list[str], new: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import unicodedata
 
 import pytest
@@ -108,8 +109,20 @@ names = st.text(
 )
 
 
+def _no_surrogate_pair(name: str) -> bool:
+    """No high surrogate right before a low one: JSON spells such a pair only as one
+    astral character (see the test below); os.fsdecode never makes a high one."""
+    return not re.search("[\ud800-\udbff][\udc00-\udfff]", name)
+
+
+def test_a_high_then_low_lone_surrogate_reads_back_as_the_character_they_pair_to() -> None:
+    rendered = quote_name("\ud800\udcff")
+    assert rendered == '"\\ud800\\udcff"'
+    assert json.loads(rendered) == "\U000100ff"  # JSON has no other spelling for the two
+
+
 @settings(max_examples=500)
-@given(name=names)
+@given(name=names.filter(_no_surrogate_pair))
 def test_quoted_names_parse_back_and_cannot_forge_output(name: str) -> None:
     rendered = quote_name(name)
     assert "\n" not in rendered

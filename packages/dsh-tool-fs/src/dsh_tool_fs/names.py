@@ -59,7 +59,10 @@ def quote_name(name: str) -> str:
     ``\\uxxxx`` for every other control character and for surrogates; other
     non-ASCII characters (format characters such as U+202E included, which
     are category Cf, not Cc) are kept as they are. Every ``</`` is then written
-    ``<\\/`` — still valid JSON, so ``json.loads`` gives the name back.
+    ``<\\/`` — still valid JSON, so ``json.loads`` gives the name back, with
+    one exception JSON cannot avoid: a lone high surrogate directly before a
+    lone low one reads back as the astral character the two would pair to
+    (names from ``os.fsdecode`` hold only low ones, U+DC80–U+DCFF).
     """
     if not needs_quoting(name):
         return name
