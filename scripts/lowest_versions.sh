@@ -26,8 +26,11 @@ trap 'rm -rf "$work"' EXIT
 # Test-only tools, at their floors with the rest: trio's is what anyio 4.5's
 # own trio extra asks for; hypothesis's is the dev floor of the root
 # pyproject.toml, the lowest release the tests pass with.
+# sybil is imported by the root conftest.py (the docs' examples), at the
+# root pyproject.toml's floor too.
 trio="trio>=0.26.1"
 hypothesis="hypothesis==6.163.0"
+sybil="sybil>=10"
 
 for run in "$@"; do
   venv="$work/$run"
@@ -35,13 +38,19 @@ for run in "$@"; do
   case "$run" in
     core)
       tool_fs="packages/dsh-tool-fs"
+      extra=()
+      # The modules that import mcp (or the SDKs of the converter tests) run in "mcp".
       tests=(packages/dsh-fs/tests packages/dsh-fs-local/tests packages/dsh-fs-memory/tests
              packages/dsh-fs-policy/tests packages/dsh-tool-fs/tests tests-integration
-             --ignore=tests-integration/reliability --ignore=tests-integration/test_mcp_server.py)
+             --ignore=tests-integration/reliability --ignore=tests-integration/test_mcp_server.py
+             --ignore=tests-integration/test_containment_surfaces.py
+             --ignore=packages/dsh-tool-fs/tests/test_formats.py)
       ;;
     mcp)
       tool_fs="packages/dsh-tool-fs[mcp]"
-      tests=(packages/dsh-tool-fs/tests tests-integration/test_mcp_server.py)
+      extra=("anthropic>=2.15" "openai>=3.57")  # test_formats validates against their types
+      tests=(packages/dsh-tool-fs/tests tests-integration/test_mcp_server.py
+             tests-integration/test_containment_surfaces.py)
       ;;
     *)
       echo "unknown run: $run (core or mcp)" >&2
@@ -50,10 +59,10 @@ for run in "$@"; do
   esac
   "${uv[@]}" pip install -q --python "$venv/bin/python" --resolution lowest-direct \
     -e "packages/dsh-fs[testing]" -e packages/dsh-fs-local -e packages/dsh-fs-memory \
-    -e packages/dsh-fs-policy -e "$tool_fs" "$trio" "$hypothesis"
+    -e packages/dsh-fs-policy -e "$tool_fs" "$trio" "$hypothesis" "$sybil" "${extra[@]}"
   echo "== lowest versions, run '$run':"
   "${uv[@]}" pip freeze -q --python "$venv/bin/python" \
-    | grep -iE '^(anyio|pluggy|pydantic|pydantic-core|mcp|pytest|trio|hypothesis)==' \
+    | grep -iE '^(anyio|pluggy|pydantic|pydantic-core|mcp|pytest|trio|hypothesis|sybil|anthropic|openai)==' \
     | tr '\n' ' '
   echo
   "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"
