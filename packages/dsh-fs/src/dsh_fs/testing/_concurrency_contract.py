@@ -18,7 +18,14 @@ from .._types import (
     ReplaceIfVersion,
 )
 from ._base import ContractBase
-from ._expect import READ_HOWS, ReadHow, collect_stream, read_via, run_then_cancel
+from ._expect import (
+    READ_HOWS,
+    ReadHow,
+    bytes_difference,
+    collect_stream,
+    read_via,
+    run_then_cancel,
+)
 from ._scratch import Scratch
 
 PRIMITIVES = (
@@ -289,9 +296,11 @@ class CancellationContract(ContractBase):
         after = await fs.stat(target)
         assert after is not None
         if completed:
-            assert scratch.get("d/f.txt") == new
+            wrong = bytes_difference(scratch.get("d/f.txt"), new)
+            assert not wrong, f"a completed mutation left other bytes: {wrong}"
         else:
-            assert scratch.get("d/f.txt") == old, "a cancelled mutation changed the file"
+            wrong = bytes_difference(scratch.get("d/f.txt"), old)
+            assert not wrong, f"a cancelled mutation changed the file: {wrong}"
             assert after.version == before.version
         assert scratch.names("d") == ["f.txt"], "a cancelled mutation left a file behind"
         await self._target_is_free(scratch, target)

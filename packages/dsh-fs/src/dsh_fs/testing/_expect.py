@@ -28,6 +28,25 @@ CHECK_HOWS: tuple[ReadHow, ...] = (*READ_HOWS, "skip_lines")
 of the stream, when the backend's stream offers it (optional)."""
 
 
+def bytes_difference(actual: bytes | None, expected: bytes) -> str:
+    """``""`` when ``actual == expected``, else where they part, in one line.
+
+    For contents of many kilobytes: a plain ``assert actual == expected``
+    would have pytest diff the two reprs, which takes minutes where pytest
+    does not truncate (``CI`` set).
+    """
+    if actual == expected:
+        return ""
+    if actual is None:
+        return f"the file is missing (expected {len(expected)} bytes)"
+    pairs = zip(actual, expected, strict=False)
+    at = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(actual), len(expected)))
+    return (
+        f"{len(actual)} bytes, expected {len(expected)}; they part at byte {at}: "
+        f"{actual[at : at + 20]!r} instead of {expected[at : at + 20]!r}"
+    )
+
+
 def under(root: str, rel: str) -> str:
     """``rel`` (``/``-separated) joined onto the absolute ``root``."""
     return f"{root.rstrip('/')}/{rel}"
