@@ -31,8 +31,8 @@ def _list_failure(reach: Reach, key: str, display_path: str, exc: OSError) -> Fs
 
 def _symlink_child(
     reach: Reach, child_key: str, with_stat: bool
-) -> tuple[str, EntryType, str | None, int | None]:
-    """Key, type, version and size of a symlink child, followed beneath the workspace.
+) -> tuple[str, EntryType, str | None, int | None, int | None]:
+    """Key, type, version, size and modification time of a symlink child, followed beneath the workspace.
 
     A link that leaves the workspace (or is a magic link) is ``other``, keeps
     its unresolved key and is never statted through; a broken one is
@@ -41,25 +41,26 @@ def _symlink_child(
     try:
         fd = reach.open(child_key, PATH_FLAGS)
     except Refused:
-        return child_key, "other", None, None
+        return child_key, "other", None, None, None
     except FileNotFoundError:
         try:
-            return reach.key_of(child_key), "other", None, None
+            return reach.key_of(child_key), "other", None, None, None
         except (OSError, Refused):
-            return child_key, "other", None, None
+            return child_key, "other", None, None, None
     except OSError:
-        return child_key, "other", None, None
+        return child_key, "other", None, None, None
     try:
         info = os.fstat(fd)
         key = reach.key_of(child_key)
     except (OSError, Refused):
-        return child_key, "other", None, None
+        return child_key, "other", None, None, None
     finally:
         os.close(fd)
     kind = entry_type_of(info.st_mode)
     if not with_stat:
-        return key, kind, None, None
-    return key, kind, version_of(info), info.st_size if kind == "file" else None
+        return key, kind, None, None, None
+    size = info.st_size if kind == "file" else None
+    return key, kind, version_of(info), size, info.st_mtime_ns
 
 
 def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -> list[FsDirEntry]:
@@ -69,7 +70,7 @@ def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -
     symlinks (followed beneath the workspace; a broken or escaping one is
     ``other``) and entries of unreported type cost one. A child's key is the
     parent key joined with its name — resolved only for symlinks. ``with_stat``
-    adds version and file size.
+    adds version, file size and modification time.
     """
     try:
         dir_fd = reach.open(key, _LISTABLE)
@@ -93,9 +94,10 @@ def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -
                 name = entry.name
                 version: str | None = None
                 size: int | None = None
+                modified: int | None = None
                 kind: EntryType
                 if entry.is_symlink():
-                    child_key, kind, version, size = _symlink_child(
+                    child_key, kind, version, size, modified = _symlink_child(
                         reach, key_prefix + name, with_stat
                     )
                 else:
@@ -105,6 +107,7 @@ def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -
                             info = entry.stat(follow_symlinks=False)
                             kind = entry_type_of(info.st_mode)
                             version = version_of(info)
+                            modified = info.st_mtime_ns
                             if kind == "file":
                                 size = info.st_size
                         elif entry.is_dir(follow_symlinks=False):
@@ -117,7 +120,7 @@ def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -
                         # Removed between readdir and a needed stat: skip it.
                         continue
                 target = FsTarget(child_key, display_prefix + name)
-                append(FsDirEntry(name, kind, target, version, size))
+                append(FsDirEntry(name, kind, target, version, size, modified))
         except OSError as exc:
             raise os_failure("list", display_path, exc) from exc
         finally:

@@ -186,7 +186,9 @@ class LocalFileSystem(FileSystem):
         finally:
             os.close(fd)
         kind = entry_type_of(info.st_mode)
-        return FsInfo(version_of(info), kind, info.st_size if kind == "file" else None)
+        return FsInfo(
+            version_of(info), kind, info.st_size if kind == "file" else None, info.st_mtime_ns
+        )
 
     async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
         await anyio.lowlevel.checkpoint_if_cancelled()
@@ -206,7 +208,9 @@ class LocalFileSystem(FileSystem):
         finally:
             os.close(fd)
         kind = path_type_of(info.st_mode)
-        return FsPathInfo(version_of(info), kind, info.st_size if kind == "file" else None)
+        return FsPathInfo(
+            version_of(info), kind, info.st_size if kind == "file" else None, info.st_mtime_ns
+        )
 
     def _check_write(self, verb: str, target: FsTarget) -> None:
         """The early refusal of a mutation whose target key is outside, before any

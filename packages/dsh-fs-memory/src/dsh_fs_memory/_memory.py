@@ -264,7 +264,7 @@ class MemoryFileSystem(FileSystem, OutOfBand):
         _, node = self._reach("stat", display, display, follow=False)
         if node is None:
             return None
-        return FsPathInfo(node.version, node.type, node.size)
+        return FsPathInfo(node.version, node.type, node.size, node.modified_ns)
 
     def _file_data(self, target: FsTarget) -> bytes:
         _, node = self._reach("read", target.target_key, target.display_path)
@@ -310,7 +310,9 @@ class MemoryFileSystem(FileSystem, OutOfBand):
                 entries.append(FsDirEntry(name, "other", entry))
             elif stat:
                 info = child.info()
-                entries.append(FsDirEntry(name, info.type, entry, info.version, info.size))
+                entries.append(
+                    FsDirEntry(name, info.type, entry, info.version, info.size, info.modified_ns)
+                )
             else:
                 entries.append(FsDirEntry(name, child.info().type, entry))
         return entries

@@ -15,6 +15,7 @@ import io
 import itertools
 import os
 import posixpath
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
@@ -32,6 +33,8 @@ class Node:
     data: bytes = b""
     link: str = ""
     children: dict[str, None] = field(default_factory=dict)
+    modified_ns: int = field(default_factory=time.time_ns)
+    """Set when the node is made; a mutation makes a new file node."""
 
     @property
     def size(self) -> int | None:
@@ -40,7 +43,7 @@ class Node:
 
     def info(self) -> FsInfo:
         assert self.type != "symlink"  # a symlink is always followed or reported by lstat
-        return FsInfo(self.version, self.type, self.size)
+        return FsInfo(self.version, self.type, self.size, self.modified_ns)
 
 
 def os_error(code: int, path: str) -> OSError:

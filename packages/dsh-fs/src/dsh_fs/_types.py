@@ -29,11 +29,17 @@ class FsTarget:
 
 @dataclass(frozen=True, slots=True)
 class FsInfo:
-    """What ``stat`` reports about an existing target (symlinks followed)."""
+    """What ``stat`` reports about an existing target (symlinks followed).
+
+    ``modified_ns`` is the modification time in nanoseconds, ``None`` where a
+    backend has none. Search orders files by it; it is never a freshness
+    token (that is ``version``).
+    """
 
     version: str
     type: EntryType
     size: int | None
+    modified_ns: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,7 @@ class FsPathInfo:
     version: str
     type: PathType
     size: int | None
+    modified_ns: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +57,9 @@ class FsDirEntry:
     """One direct child of a listed directory.
 
     ``type`` follows symlinks (a link to a directory is ``directory``, a broken
-    link is ``other``). ``version`` and ``size`` are only filled in when the
-    listing was asked for ``stat=True`` (``size`` only for files).
+    link is ``other``). ``version``, ``size`` and ``modified_ns`` are only
+    filled in when the listing was asked for ``stat=True`` (``size`` only for
+    files; ``modified_ns`` as in :class:`FsInfo`).
     """
 
     name: str
@@ -59,6 +67,7 @@ class FsDirEntry:
     target: FsTarget
     version: str | None = None
     size: int | None = None
+    modified_ns: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
