@@ -29,9 +29,11 @@ def _list_failure(reach: Reach, key: str, display_path: str, exc: OSError) -> Fs
     return os_failure("list", display_path, exc)
 
 
-def _symlink_child(
-    reach: Reach, child_key: str, with_stat: bool
-) -> tuple[str, EntryType, str | None, int | None, int | None]:
+_Child = tuple[str, EntryType, str | None, int | None, int | None]
+"""Key, type, version, size and modification time of a listed child."""
+
+
+def _symlink_child(reach: Reach, child_key: str, with_stat: bool) -> _Child:
     """Key, type, version, size and modification time of a symlink child, followed beneath the workspace.
 
     A link that leaves the workspace (or is a magic link) is ``other``, keeps
