@@ -22,7 +22,7 @@ from dsh_fs import FileSystem, FsError, FsErrorCode, load_backend, load_plugin, 
 from dsh_fs.workspace import CWD_ROOT, RootsOption
 
 from . import mutation_render
-from .arguments import ArgumentSchema, ToolArgumentError
+from .arguments import ArgumentSchema, ToolArgumentError, ToolArguments
 from .config import ToolFsConfig
 from .definitions import PromptSection, ToolDefinition
 from .execution import Execution, Session, ToolCall
@@ -191,6 +191,16 @@ class ToolFs:
     def instructions(self) -> str:
         """The prompt sections joined by a blank line."""
         return "\n\n".join(section.text for section in self._sections)
+
+    def argument_model(self, name: str) -> type[ToolArguments]:
+        """The pydantic model of tool ``name``'s arguments, for a framework that takes one.
+
+        LangChain's ``StructuredTool(args_schema=...)`` and pydantic-ai's typed
+        tools accept it as it is; :meth:`execute` validates the same fields
+        again under this host's config. Raises ``KeyError`` for a tool this
+        host does not offer.
+        """
+        return self._tools[name][0].arguments
 
     # -- running ------------------------------------------------------------
 
