@@ -12,7 +12,15 @@ model (a pydantic model: schema and validation), description, guidance, MCP
 metadata, body and renderer.
 """
 
-from .arguments import FilePath, Integer, NonBlank, Setting, ToolArgumentError, ToolArguments
+from .arguments import (
+    FilePath,
+    Integer,
+    NonBlank,
+    Setting,
+    ToolArgumentError,
+    ToolArguments,
+    without_default,
+)
 from .config import ToolFsConfig, ToolFsConfigError
 from .definitions import PromptSection, ToolAnnotations, ToolDefinition
 from .execution import Execution
@@ -61,4 +69,5 @@ __all__ = [
     "to_raw_tools",
     "to_tools",
     "tools_document",
+    "without_default",
 ]

@@ -164,7 +164,8 @@ class ToolArguments(BaseModel):
     bounds from that config; elsewhere they are the default config's.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # defer_build: a process builds the validator of the tools it calls, not of all of them.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     # pydantic models take keywords only; the arguments are records, built in order in the bodies.
     def __init__(self, /, *values: Any, **fields: Any) -> None:

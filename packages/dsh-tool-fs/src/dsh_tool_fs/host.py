@@ -118,7 +118,7 @@ class ToolFs:
         self._tools: dict[str, tuple[ToolSpec[Any, Any], ArgumentSchema[Any]]] = {
             spec.name: (spec, spec.argument_schema(config)) for spec in specs
         }
-        self._definitions = build_definitions(config, specs)
+        self._definitions: list[ToolDefinition] | None = None  # built when first asked for
         self._sections = build_prompt_sections(specs)
 
     @classmethod
@@ -180,6 +180,8 @@ class ToolFs:
     @property
     def definitions(self) -> list[ToolDefinition]:
         """The tool definitions, in the order list, read, write, edit."""
+        if self._definitions is None:  # a process that only calls a tool never builds them
+            self._definitions = build_definitions(self.config, self._specs())
         return list(self._definitions)
 
     @property
@@ -201,6 +203,9 @@ class ToolFs:
         host does not offer.
         """
         return self._tools[name][0].arguments
+
+    def _specs(self) -> list[ToolSpec[Any, Any]]:
+        return [spec for spec, _ in self._tools.values()]
 
     # -- running ------------------------------------------------------------
 
