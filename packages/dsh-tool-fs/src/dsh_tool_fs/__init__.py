@@ -7,12 +7,21 @@
     session = Session(cwd="/abs/workspace")
     result = await toolfs.execute("read", {"file_path": "a.txt"}, session=session)
 
-Each tool is one :class:`ToolSpec` (:mod:`dsh_tool_fs.tools`): its schema,
-validation, description, guidance, MCP metadata, body and renderer.
+Each tool is one :class:`ToolSpec` (:mod:`dsh_tool_fs.tools`): its argument
+model (a pydantic model: schema and validation), description, guidance, MCP
+metadata, body and renderer.
 """
 
-from .arguments import Argument, ArgumentCheck, Setting, ToolArgumentError
-from .config import ToolFsConfig
+from .arguments import (
+    FilePath,
+    Integer,
+    NonBlank,
+    Setting,
+    ToolArgumentError,
+    ToolArguments,
+    without_default,
+)
+from .config import ToolFsConfig, ToolFsConfigError
 from .definitions import PromptSection, ToolAnnotations, ToolDefinition
 from .execution import Execution
 from .formats import (
@@ -33,19 +42,22 @@ __version__ = "0.2.0"
 
 __all__ = [
     "TOOLS",
-    "Argument",
-    "ArgumentCheck",
     "Execution",
+    "FilePath",
+    "Integer",
+    "NonBlank",
     "PromptSection",
     "Session",
     "Setting",
     "ToolAnnotations",
     "ToolArgumentError",
+    "ToolArguments",
     "ToolCall",
     "ToolDefinition",
     "ToolError",
     "ToolFs",
     "ToolFsConfig",
+    "ToolFsConfigError",
     "ToolOutput",
     "ToolResult",
     "ToolSpec",
@@ -57,4 +69,5 @@ __all__ = [
     "to_raw_tools",
     "to_tools",
     "tools_document",
+    "without_default",
 ]
