@@ -98,6 +98,7 @@ ARGUMENT_CASES = [
     Case("wrong type: boolean", "edit", {
         "file_path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": "yes"}),
     Case("blank path", "read", {"file_path": "  "}),
+    Case("a file path ending in /", "write", {"file_path": "newdir/", "content": "x"}),
     Case("blank list path", "list", {"path": ""}),
     Case("offset below 1", "read", {"file_path": "a.txt", "offset": 0}),
     Case("limit below 1", "read", {"file_path": "a.txt", "limit": 0}),

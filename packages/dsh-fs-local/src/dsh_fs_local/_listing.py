@@ -34,7 +34,7 @@ _Child = tuple[str, EntryType, str | None, int | None, int | None]
 
 
 def _symlink_child(reach: Reach, child_key: str, with_stat: bool) -> _Child:
-    """Key, type, version, size and modification time of a symlink child, followed beneath the workspace.
+    """The key, type, version, size and mtime of a symlink child, followed beneath the workspace.
 
     A link that leaves the workspace (or is a magic link) is ``other``, keeps
     its unresolved key and is never statted through; a broken one is
