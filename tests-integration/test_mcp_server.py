@@ -115,7 +115,10 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
             unread_args = {"file_path": "b.txt", "old_string": "untouched", "new_string": "x"}
             refused = await client.call_tool("edit", unread_args)
             assert refused.is_error is True
-            assert text_of(refused) == f'Error: edit requires reading "{tmp_path}/b.txt" first'
+            assert text_of(refused) == (
+                f'Error: edit requires reading "{tmp_path}/b.txt" first'
+                " — read the file, then retry"
+            )
             assert (tmp_path / "b.txt").read_text() == "untouched\n"
 
             bad = await client.call_tool("read", {"file_path": "a.txt", "limit": 0})
@@ -159,7 +162,10 @@ async def test_each_client_connection_is_its_own_observation_owner(tmp_path: Pat
                 assert (await first.call_tool("read", {"file_path": "a.txt"})).is_error is False
 
                 refused = await second.call_tool("edit", edit_args)
-                assert text_of(refused) == f'Error: edit requires reading "{tmp_path}/a.txt" first'
+                assert text_of(refused) == (
+                    f'Error: edit requires reading "{tmp_path}/a.txt" first'
+                    " — read the file, then retry"
+                )
                 edited = await first.call_tool("edit", edit_args)
                 assert edited.is_error is False
             tg.cancel_scope.cancel()
@@ -192,7 +198,10 @@ async def test_texts_naming_an_undecodable_path_reach_the_client_escaped(
             await client.initialize()
             refused = await client.call_tool("edit", edit_args)
             assert refused.is_error is True
-            assert text_of(refused) == f'Error: edit requires reading "{shown}/a.txt" first'
+            assert text_of(refused) == (
+                f'Error: edit requires reading "{shown}/a.txt" first'
+                " — read the file, then retry"
+            )
             seen = await client.call_tool("read", {"file_path": "a.txt"})
             assert text_of(seen).startswith(f'<path>"{shown}/a.txt"</path>\n')
             edited = await client.call_tool("edit", edit_args)
