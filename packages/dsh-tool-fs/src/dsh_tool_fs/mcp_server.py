@@ -22,11 +22,16 @@ Needs the optional dependency: ``pip install "dsh-tool-fs[mcp]"``.
 
 from __future__ import annotations
 
+import os
+import select
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import mcp.types as types
 from mcp.server import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -87,12 +92,52 @@ def build_server(toolfs: ToolFs, *, cwd: str | None = None) -> Server[Session]:
     )
 
 
+class InterruptibleStdin(anyio.AsyncFile[str]):
+    """Standard input for the SDK's stdio transport, read so that a cancellation ends the wait.
+
+    The SDK's own reader blocks in ``readline`` in a worker thread, which no
+    cancellation interrupts: on Ctrl-C the server went on until the next line
+    arrived — on a terminal, until the user pressed Enter. Here the worker
+    waits at most :attr:`POLL_SECONDS` for input and then hands control back
+    to the event loop, so Ctrl-C (which cancels the serving task) ends the
+    server within that time. Input is read as UTF-8 lines, undecodable bytes
+    replaced, as the SDK reads it.
+    """
+
+    POLL_SECONDS = 0.1
+
+    def __init__(self, fd: int = 0) -> None:
+        super().__init__(sys.stdin)
+        self._fd = fd
+        self._pending = bytearray()
+        self._eof = False
+
+    async def readline(self) -> str:
+        while not self._eof and b"\n" not in self._pending:
+            chunk = await anyio.to_thread.run_sync(self._read_ready)
+            if chunk is not None:
+                self._eof = not chunk
+                self._pending += chunk
+        end = self._pending.find(b"\n") + 1 or len(self._pending)
+        line = bytes(self._pending[:end])
+        del self._pending[:end]
+        return line.decode("utf-8", "replace")
+
+    def _read_ready(self) -> bytes | None:
+        """What the descriptor holds once readable (``b""`` at its end); ``None`` if it
+        stayed silent for :attr:`POLL_SECONDS`."""
+        readable, _, _ = select.select([self._fd], [], [], self.POLL_SECONDS)
+        return os.read(self._fd, 1 << 16) if readable else None
+
+
 async def serve_stdio(toolfs: ToolFs, *, cwd: str | None = None) -> None:
     """Serve one client over this process's stdin/stdout until it disconnects.
 
     While serving, the SDK points file descriptor 1 at stderr, so nothing but
-    protocol messages can reach stdout.
+    protocol messages can reach stdout. Stdin is read by
+    :class:`InterruptibleStdin`, so a cancellation — Ctrl-C — stops the
+    server at once, even while it waits for the client.
     """
     server = build_server(toolfs, cwd=cwd)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server(stdin=InterruptibleStdin()) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
