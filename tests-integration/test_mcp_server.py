@@ -220,6 +220,12 @@ STOP_BOUND = 10.0
 """Seconds from Ctrl-C to the exit, interpreter teardown included (about 1 s on a loaded
 machine). Before the fix the server waited for the next input line: it never exited."""
 
+ON_A_TERMINAL = (
+    "dsh-fs mcp: serving MCP on stdio (JSON-RPC on stdin and stdout); an MCP client starts "
+    "this command itself, see https://github.com/dsh-fs/dsh-fs/blob/main/docs/mcp-server.md "
+    "(Ctrl-C stops it)"
+)
+
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
 # A fork-safe launcher: a new session whose controlling terminal is the pty on fd 0, so the
@@ -253,6 +259,8 @@ def test_ctrl_c_on_a_terminal_stops_the_server_promptly_with_status_130(tmp_path
         )
         os.close(terminal)
         try:
+            shown = _read_until(controller, b"(Ctrl-C stops it)", time.monotonic() + TIMEOUT)
+            assert shown.decode().strip() == ON_A_TERMINAL
             # A request typed at the terminal, answered: the server now waits for the next line.
             os.write(controller, json.dumps(PING).encode() + b"\n")
             _read_until(controller, b'"result"', time.monotonic() + TIMEOUT)
@@ -290,6 +298,7 @@ def test_sigint_stops_a_server_waiting_on_a_pipe_with_status_130(tmp_path: Path)
         proc.stdin.close()
         proc.stdout.close()
     assert proc.stderr is not None
+    assert proc.stderr.read() == b""  # stdin is no terminal: no line for a human
     proc.stderr.close()
 
 
