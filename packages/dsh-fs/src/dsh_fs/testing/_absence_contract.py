@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from .._errors import FsErrorCode
-from .._types import CreateIfAbsent, EditGuard, FsEditRequest, ReplaceIfVersion
+from .._types import CreateIfAbsent, EditGuard, FsEditRequest, FsTarget, ReplaceIfVersion
 from ._base import ContractBase
 from ._expect import expect_fs_error
 from ._scratch import Scratch
@@ -26,15 +26,20 @@ class AbsenceContract(ContractBase):
             └── f.txt   present, then removed and put back out of band
     """
 
-    @pytest.mark.anyio
-    async def test_stat_of_a_file_deleted_behind_the_backend_is_none(
-        self, scratch: Scratch
-    ) -> None:
+    async def _seen_then_deleted(self, scratch: Scratch) -> FsTarget:
+        """``d/f.txt`` put and found by ``stat``, then removed out of band: ``stat`` is ``None``."""
         scratch.put("d/f.txt", b"v1\n")
         target = await scratch.fs.resolve("d/f.txt")
         assert await scratch.fs.stat(target) is not None
         scratch.remove("d/f.txt")
         assert await scratch.fs.stat(target) is None
+        return target
+
+    @pytest.mark.anyio
+    async def test_stat_of_a_file_deleted_behind_the_backend_is_none(
+        self, scratch: Scratch
+    ) -> None:
+        await self._seen_then_deleted(scratch)
         assert await scratch.fs.lstat("d/f.txt") is None
 
     @pytest.mark.anyio
@@ -70,11 +75,7 @@ class AbsenceContract(ContractBase):
     async def test_create_if_absent_refuses_a_file_that_reappeared_since_it_was_absent(
         self, scratch: Scratch
     ) -> None:
-        scratch.put("d/f.txt", b"v1\n")
-        target = await scratch.fs.resolve("d/f.txt")
-        assert await scratch.fs.stat(target) is not None
-        scratch.remove("d/f.txt")
-        assert await scratch.fs.stat(target) is None
+        target = await self._seen_then_deleted(scratch)
         scratch.put("d/f.txt", b"someone else's\n")
         await expect_fs_error(
             scratch.fs.write_text(target, "mine\n", CreateIfAbsent()),
