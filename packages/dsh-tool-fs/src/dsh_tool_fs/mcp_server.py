@@ -22,6 +22,7 @@ Needs the optional dependency: ``pip install "dsh-tool-fs[mcp]"``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import sys
@@ -101,7 +102,9 @@ class InterruptibleStdin(anyio.AsyncFile[str]):
     waits at most :attr:`POLL_SECONDS` for input and then hands control back
     to the event loop, so Ctrl-C (which cancels the serving task) ends the
     server within that time. Input is read as UTF-8 lines, undecodable bytes
-    replaced, as the SDK reads it.
+    replaced, as the SDK reads it. Only ``readline`` (and so iteration, all
+    the transport uses) reads ``fd``; the wrapped ``sys.stdin`` is there for
+    the file's attributes.
     """
 
     POLL_SECONDS = 0.1
@@ -134,10 +137,20 @@ async def serve_stdio(toolfs: ToolFs, *, cwd: str | None = None) -> None:
     """Serve one client over this process's stdin/stdout until it disconnects.
 
     While serving, the SDK points file descriptor 1 at stderr, so nothing but
-    protocol messages can reach stdout. Stdin is read by
-    :class:`InterruptibleStdin`, so a cancellation — Ctrl-C — stops the
+    protocol messages can reach stdout, and descriptor 0 points at the null
+    device (as the SDK's own stdin claim does), so nothing the server starts
+    can read the client's messages: they are read from a private duplicate,
+    by :class:`InterruptibleStdin`, so a cancellation — Ctrl-C — stops the
     server at once, even while it waits for the client.
     """
     server = build_server(toolfs, cwd=cwd)
-    async with stdio_server(stdin=InterruptibleStdin()) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        async with stdio_server(stdin=InterruptibleStdin(wire)) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:  # no read is in flight any more: the reads are never abandoned
+        os.dup2(wire, 0)
+        os.close(wire)
