@@ -14,6 +14,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -312,6 +313,25 @@ async def test_interruptible_stdin_reads_utf8_lines_and_a_last_line_without_newl
     finally:
         os.close(read_end)
     assert lines == ['{"a": 1}\n', '{"b": "\u00e9\ufffd"}\n', "last"]
+
+
+@pytest.mark.anyio
+async def test_interruptible_stdin_reads_a_line_longer_than_the_pipe_whole() -> None:
+    read_end, write_end = os.pipe()
+    long_line = b"x" * (1 << 20) + b"\n"
+
+    def client() -> None:
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(long_line + b"short\n")
+
+    writer = threading.Thread(target=client)
+    writer.start()
+    try:
+        lines = [line async for line in InterruptibleStdin(read_end)]
+    finally:
+        writer.join()
+        os.close(read_end)
+    assert lines == [long_line.decode(), "short\n"]
 
 
 @pytest.mark.anyio

@@ -116,21 +116,38 @@ class InterruptibleStdin(anyio.AsyncFile[str]):
         self._eof = False
 
     async def readline(self) -> str:
-        while not self._eof and b"\n" not in self._pending:
+        newline = self._pending.find(b"\n")
+        while newline < 0 and not self._eof:
             chunk = await anyio.to_thread.run_sync(self._read_ready)
-            if chunk is not None:
-                self._eof = not chunk
-                self._pending += chunk
-        end = self._pending.find(b"\n") + 1 or len(self._pending)
+            if chunk is None:
+                continue  # silence: back to the loop, where a cancellation lands
+            self._eof = not chunk
+            found = chunk.find(b"\n")  # only the new bytes: a long line is scanned once
+            if found == len(chunk) - 1 and not self._pending:
+                return chunk.decode("utf-8", "replace")  # the usual case: one whole message
+            if found >= 0:
+                newline = len(self._pending) + found
+            self._pending += chunk
+        end = newline + 1 if newline >= 0 else len(self._pending)
         line = bytes(self._pending[:end])
         del self._pending[:end]
         return line.decode("utf-8", "replace")
 
     def _read_ready(self) -> bytes | None:
-        """What the descriptor holds once readable (``b""`` at its end); ``None`` if it
-        stayed silent for :attr:`POLL_SECONDS`."""
+        """``None`` if the descriptor stayed silent for :attr:`POLL_SECONDS`; else what it
+        holds, read until a newline or until nothing more is waiting (``b""`` at its end),
+        so that a long message costs one worker call, not one per pipe buffer."""
         readable, _, _ = select.select([self._fd], [], [], self.POLL_SECONDS)
-        return os.read(self._fd, 1 << 16) if readable else None
+        if not readable:
+            return None
+        chunks = []
+        while readable:
+            chunk = os.read(self._fd, 1 << 16)
+            chunks.append(chunk)
+            if not chunk or b"\n" in chunk:
+                break
+            readable, _, _ = select.select([self._fd], [], [], 0)
+        return b"".join(chunks)
 
 
 async def serve_stdio(toolfs: ToolFs, *, cwd: str | None = None) -> None:
