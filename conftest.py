@@ -49,13 +49,14 @@ import subprocess
 import sys
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import anyio
 import pytest
 from sybil import Document, Example, Region, Sybil
+from sybil.integration.pytest import SybilItem
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
@@ -286,6 +287,23 @@ DOCS = Sybil(
     setup=_setup,
 )
 _collect_docs = DOCS.pytest()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A skipped doc block is reported at its ``.md`` file and line.
+
+    Sybil's skip directive raises ``unittest.SkipTest``, which pytest turns
+    into a skip raised from its own ``unittest.py``: the summary named that
+    file instead of the document.
+    """
+    report = yield
+    if report.skipped and isinstance(item, SybilItem) and isinstance(report.longrepr, tuple):
+        _, _, reason = report.longrepr
+        report.longrepr = (str(item.example.path), item.example.line, reason)
+    return report
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

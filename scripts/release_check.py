@@ -10,7 +10,9 @@ brings it) and the package index for third-party dependencies. In order:
    (emptied first) and runs ``twine check --strict`` on all ten;
 2. reads every artifact's metadata: the release version, no direct
    reference in any ``Requires-Dist`` (`` @ ``), the MIT license expression,
-   the LICENSE file inside, ``py.typed`` in every wheel;
+   the LICENSE file inside, ``py.typed`` in every wheel, and a long
+   description (the package README, an index's project page) with no
+   relative link: on an index page ``../../docs/x.md`` leads nowhere;
 3. builds a wheel from each sdist alone, unpacked in a temporary directory
    away from the repository, and requires the same files as the wheel built
    from the tree (the sdist is complete);
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -212,6 +215,27 @@ def sdist_members(sdist: Path) -> dict[str, bytes]:
     return members
 
 
+_FENCED_BLOCK = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1", re.M | re.S)
+_LINK_TARGETS = (
+    re.compile(r"\]\(\s*<?([^)\s>]+)"),  # [text](target), ![alt](target)
+    re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?([^\s>]+)", re.M),  # [label]: target
+    re.compile(r"""\b(?:href|src)\s*=\s*["']([^"']+)"""),  # <a href="…">, <img src="…">
+)
+_ABSOLUTE = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|#)")  # a scheme (https:, mailto:) or #anchor
+
+
+def relative_links(markdown: str) -> list[str]:
+    """The link and image targets of ``markdown`` that only resolve next to the file.
+
+    A long description is shown on an index page, far from the repository:
+    every target must carry a scheme (``https://…``) or be an anchor of the
+    page itself. Fenced code blocks are not markdown and are skipped.
+    """
+    text = _FENCED_BLOCK.sub("", markdown)
+    targets = [m.group(1) for pattern in _LINK_TARGETS for m in pattern.finditer(text)]
+    return [target for target in targets if not _ABSOLUTE.match(target)]
+
+
 def check_metadata(where: str, raw: bytes, dist: str, version: str) -> None:
     meta: Message = HeaderParser().parsestr(raw.decode("utf-8"))
     problems = []
@@ -224,6 +248,9 @@ def check_metadata(where: str, raw: bytes, dist: str, version: str) -> None:
         problems.append(f"License-Expression is {meta['License-Expression']!r}, not 'MIT'")
     if meta["License-File"] != "LICENSE":
         problems.append("names no License-File LICENSE")
+    relative = relative_links(str(meta.get_payload()))
+    if relative:
+        problems.append(f"long description has relative links (dead on an index): {relative}")
     if problems:
         raise CheckFailed(f"{where}: " + "; ".join(problems))
 

@@ -229,7 +229,10 @@ def test_call_edit_of_an_unread_file_is_refused_by_the_policy(tmp_path: Path) ->
     args = json.dumps({"file_path": "a.txt", "old_string": "old", "new_string": "new"})
     proc = dsh_fs("call", "edit", args, cwd=tmp_path)
     assert proc.returncode == 1
-    assert out(proc) == f'Error: edit requires reading "{tmp_path}/a.txt" first\n'
+    assert out(proc) == (
+        f'Error: edit requires reading "{tmp_path}/a.txt" first'
+        " — read the file, then retry\n"
+    )
     assert (tmp_path / "a.txt").read_text() == "old\n"
 
 
@@ -318,7 +321,10 @@ def test_session_read_authorizes_a_later_edit_and_an_unread_edit_fails(tmp_path:
     assert edit["is_error"] is False
     assert edit["text"] == f"The file {tmp_path}/a.txt has been updated successfully."
     assert unread["is_error"] is True
-    assert unread["text"] == f'Error: edit requires reading "{tmp_path}/b.txt" first'
+    assert unread["text"] == (
+        f'Error: edit requires reading "{tmp_path}/b.txt" first'
+        " — read the file, then retry"
+    )
     assert unread["error"]["code"] == "FS_NOT_OBSERVED"
     assert second["is_error"] is False  # its own edit keeps the session's observation fresh
     assert (tmp_path / "a.txt").read_text() == "bye\nall\n"

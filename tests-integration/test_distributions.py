@@ -89,3 +89,10 @@ def test_each_distribution_declares_its_entry_point(dist: str) -> None:
     _module, _allowed, entry = STACK[dist]
     declared = {(ep.group, ep.name) for ep in md.distribution(dist).entry_points}
     assert declared == ({entry} if entry is not None else set())
+
+
+@pytest.mark.parametrize("dist", sorted(STACK))
+def test_the_repository_and_each_distribution_carry_the_same_license(dist: str) -> None:
+    root = (REPO / "LICENSE").read_text()
+    assert root.startswith("MIT License\n")
+    assert (REPO / "packages" / dist / "LICENSE").read_text() == root

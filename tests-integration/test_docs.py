@@ -109,6 +109,14 @@ def test_every_broken_example_fails_and_the_sound_ones_pass(docs_project: pytest
     assert "shows a skip" in failures
 
 
+def test_a_skipped_block_is_reported_at_its_document_and_line(
+    docs_project: pytest.Pytester,
+) -> None:
+    result = docs_project.runpytest("-p", "no:cacheprovider", "-rs", "docs")
+    result.assert_outcomes(passed=3, skipped=1)
+    assert "SKIPPED [1] docs/sound.md:17: shows a skip" in result.outlines
+
+
 def test_only_the_readme_and_docs_are_collected(docs_project: pytest.Pytester) -> None:
     (docs_project.path / "packages" / "p").mkdir(parents=True)
     (docs_project.path / "packages" / "p" / "README.md").write_text(BROKEN)

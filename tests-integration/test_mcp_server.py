@@ -8,8 +8,14 @@ owner.
 
 from __future__ import annotations
 
+import json
 import os
+import select
+import signal
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +23,7 @@ import anyio
 import mcp.types as types
 import pytest
 from dsh_tool_fs import ToolFs
-from dsh_tool_fs.mcp_server import build_server
+from dsh_tool_fs.mcp_server import InterruptibleStdin, build_server
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.memory import create_client_server_memory_streams
 
@@ -115,7 +121,10 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
             unread_args = {"file_path": "b.txt", "old_string": "untouched", "new_string": "x"}
             refused = await client.call_tool("edit", unread_args)
             assert refused.is_error is True
-            assert text_of(refused) == f'Error: edit requires reading "{tmp_path}/b.txt" first'
+            assert text_of(refused) == (
+                f'Error: edit requires reading "{tmp_path}/b.txt" first'
+                " — read the file, then retry"
+            )
             assert (tmp_path / "b.txt").read_text() == "untouched\n"
 
             bad = await client.call_tool("read", {"file_path": "a.txt", "limit": 0})
@@ -159,7 +168,10 @@ async def test_each_client_connection_is_its_own_observation_owner(tmp_path: Pat
                 assert (await first.call_tool("read", {"file_path": "a.txt"})).is_error is False
 
                 refused = await second.call_tool("edit", edit_args)
-                assert text_of(refused) == f'Error: edit requires reading "{tmp_path}/a.txt" first'
+                assert text_of(refused) == (
+                    f'Error: edit requires reading "{tmp_path}/a.txt" first'
+                    " — read the file, then retry"
+                )
                 edited = await first.call_tool("edit", edit_args)
                 assert edited.is_error is False
             tg.cancel_scope.cancel()
@@ -192,9 +204,149 @@ async def test_texts_naming_an_undecodable_path_reach_the_client_escaped(
             await client.initialize()
             refused = await client.call_tool("edit", edit_args)
             assert refused.is_error is True
-            assert text_of(refused) == f'Error: edit requires reading "{shown}/a.txt" first'
+            assert text_of(refused) == (
+                f'Error: edit requires reading "{shown}/a.txt" first'
+                " — read the file, then retry"
+            )
             seen = await client.call_tool("read", {"file_path": "a.txt"})
             assert text_of(seen).startswith(f'<path>"{shown}/a.txt"</path>\n')
             edited = await client.call_tool("edit", edit_args)
             assert text_of(edited) == f"The file {shown}/a.txt has been updated successfully."
     assert (undecodable_workspace / "a.txt").read_bytes() == b"two\n"
+
+
+# -- started by hand -------------------------------------------------------------------------
+
+STOP_BOUND = 10.0
+"""Seconds from Ctrl-C to the exit, interpreter teardown included (about 1 s on a loaded
+machine). Before the fix the server waited for the next input line: it never exited."""
+
+ON_A_TERMINAL = (
+    "dsh-fs mcp: serving MCP on stdio (JSON-RPC on stdin and stdout); an MCP client starts "
+    "this command itself, see https://github.com/dsh-fs/dsh-fs/blob/main/docs/mcp-server.md "
+    "(Ctrl-C stops it)"
+)
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+# A fork-safe launcher: a new session whose controlling terminal is the pty on fd 0, so the
+# terminal's ^C (ISIG) sends SIGINT to the server as pressing Ctrl-C in a shell would.
+ON_A_TERMINAL_LAUNCHER = (
+    "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
+def _read_until(fd: int, marker: bytes, deadline: float) -> bytes:
+    seen = b""
+    while marker not in seen:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"no {marker!r} from the server; it wrote {seen!r}"
+        readable, _, _ = select.select([fd], [], [], remaining)
+        if readable:
+            seen += os.read(fd, 4096)
+    return seen
+
+
+def test_ctrl_c_on_a_terminal_stops_the_server_promptly_with_status_130(tmp_path: Path) -> None:
+    controller, terminal = os.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", ON_A_TERMINAL_LAUNCHER, "-m", "dsh_tool_fs.cli", "mcp"],
+            cwd=tmp_path,
+            stdin=terminal,
+            stdout=terminal,
+            stderr=terminal,
+        )
+        os.close(terminal)
+        try:
+            shown = _read_until(controller, b"(Ctrl-C stops it)", time.monotonic() + TIMEOUT)
+            assert shown.decode().strip() == ON_A_TERMINAL
+            # A request typed at the terminal, answered: the server now waits for the next line.
+            os.write(controller, json.dumps(PING).encode() + b"\n")
+            _read_until(controller, b'"result"', time.monotonic() + TIMEOUT)
+            pressed = time.monotonic()
+            os.write(controller, b"\x03")  # Ctrl-C, through the terminal's line discipline
+            status = proc.wait(timeout=STOP_BOUND)
+            assert time.monotonic() - pressed < STOP_BOUND
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert status == 130
+    finally:
+        os.close(controller)
+
+
+def test_sigint_stops_a_server_waiting_on_a_pipe_with_status_130(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dsh_tool_fs.cli", "mcp", "--cwd", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(PING).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1  # serving, now waiting for input
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=STOP_BOUND) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+    assert proc.stderr is not None
+    assert proc.stderr.read() == b""  # stdin is no terminal: no line for a human
+    proc.stderr.close()
+
+
+@pytest.mark.anyio
+async def test_interruptible_stdin_reads_utf8_lines_and_a_last_line_without_newline() -> None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, b'{"a": 1}\n{"b": "\xc3\xa9\xff"}\nlast')
+    os.close(write_end)
+    try:
+        lines = [line async for line in InterruptibleStdin(read_end)]
+    finally:
+        os.close(read_end)
+    assert lines == ['{"a": 1}\n', '{"b": "\u00e9\ufffd"}\n', "last"]
+
+
+@pytest.mark.anyio
+async def test_interruptible_stdin_reads_a_line_longer_than_the_pipe_whole() -> None:
+    read_end, write_end = os.pipe()
+    long_line = b"x" * (1 << 20) + b"\n"
+
+    def client() -> None:
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(long_line + b"short\n")
+
+    writer = threading.Thread(target=client)
+    writer.start()
+    try:
+        lines = [line async for line in InterruptibleStdin(read_end)]
+    finally:
+        writer.join()
+        os.close(read_end)
+    assert lines == [long_line.decode(), "short\n"]
+
+
+@pytest.mark.anyio
+async def test_interruptible_stdin_gives_up_waiting_when_cancelled() -> None:
+    read_end, write_end = os.pipe()  # open, and silent: a client that sends nothing yet
+    try:
+        stdin = InterruptibleStdin(read_end)
+        started = time.monotonic()
+        with anyio.move_on_after(0.2) as scope:
+            await stdin.readline()
+        assert scope.cancelled_caught
+        # A reader that ignored the cancellation would wait for input forever.
+        assert time.monotonic() - started < STOP_BOUND
+        os.write(write_end, b"after\n")
+        assert await stdin.readline() == "after\n"  # nothing was lost by the cancellation
+    finally:
+        os.close(read_end)
+        os.close(write_end)

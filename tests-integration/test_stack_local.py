@@ -46,7 +46,7 @@ async def test_all_four_tools_end_to_end(stack: ToolFs, workspace: Path) -> None
     assert edited.text == f"The file {workspace}/src/app.py has been updated successfully."
     assert edited.meta == {
         "diffs": [
-            {"path": "src/app.py", "old_text": "a = 1\nb = 2\n", "new_text": "a = 1\nb = 3\n"}
+            {"path": "src/app.py", "old_text": "a = 1\nb = 2", "new_text": "a = 1\nb = 3"}
         ]
     }
     assert (workspace / "src/app.py").read_bytes() == b"a = 1\nb = 3\n"
@@ -64,9 +64,14 @@ async def test_read_then_edit_succeeds(stack: ToolFs, workspace: Path) -> None:
 async def test_edit_without_read_fails(stack: ToolFs, workspace: Path) -> None:
     (workspace / "a.txt").write_text("one\n")
     result = await stack.execute("edit", edit_args("a.txt", "one", "1"), session=Session())
-    assert result.text == f'Error: edit requires reading "{workspace}/a.txt" first'
+    assert result.text == (
+        f'Error: edit requires reading "{workspace}/a.txt" first'
+        " — read the file, then retry"
+    )
     assert result.error == ToolError(
-        f'edit requires reading "{workspace}/a.txt" first', "FsError", "FS_NOT_OBSERVED"
+        f'edit requires reading "{workspace}/a.txt" first — read the file, then retry',
+        "FsError",
+        "FS_NOT_OBSERVED",
     )
     assert (workspace / "a.txt").read_text() == "one\n"
 
@@ -81,6 +86,7 @@ async def test_overwrite_without_read_fails_and_create_succeeds(
     )
     assert overwrite.text == (
         f'Error: cannot overwrite existing "{workspace}/old.txt" without reading it first'
+        " — read the file, then retry"
     )
     assert (workspace / "old.txt").read_text() == "keep\n"
     create = await stack.execute("write", {"file_path": "new.txt", "content": "x"}, session=session)
@@ -97,11 +103,17 @@ async def test_a_change_behind_the_back_after_a_read_makes_the_next_write_stale(
     await stack.execute("read", {"file_path": "a.txt"}, session=session)
     path.write_text("two\n")
     result = await stack.execute("write", {"file_path": "a.txt", "content": "3"}, session=session)
-    assert result.text == f'Error: cannot write "{workspace}/a.txt": file changed since it was read'
+    assert result.text == (
+        f'Error: cannot write "{workspace}/a.txt": file changed since it was read'
+        " — re-read the file, then retry"
+    )
     assert result.error is not None and result.error.code == "FS_STALE_VERSION"
     assert path.read_text() == "two\n"
     edit = await stack.execute("edit", edit_args("a.txt", "two", "2"), session=session)
-    assert edit.text == f'Error: cannot edit "{workspace}/a.txt": file changed since it was read'
+    assert edit.text == (
+        f'Error: cannot edit "{workspace}/a.txt": file changed since it was read'
+        " — re-read the file, then retry"
+    )
     await stack.execute("read", {"file_path": "a.txt"}, session=session)
     again = await stack.execute("write", {"file_path": "a.txt", "content": "3"}, session=session)
     assert not again.is_error
@@ -114,7 +126,10 @@ async def test_a_deleted_file_after_a_read_is_stale(stack: ToolFs, workspace: Pa
     await stack.execute("read", {"file_path": "a.txt"}, session=session)
     path.unlink()
     result = await stack.execute("write", {"file_path": "a.txt", "content": "3"}, session=session)
-    assert result.text == f'Error: cannot write "{workspace}/a.txt": file no longer exists'
+    assert result.text == (
+        f'Error: cannot write "{workspace}/a.txt": file no longer exists'
+        " — re-read the file, then retry"
+    )
 
 
 async def test_two_sessions_do_not_share_observations(stack: ToolFs, workspace: Path) -> None:
@@ -122,7 +137,10 @@ async def test_two_sessions_do_not_share_observations(stack: ToolFs, workspace: 
     reader, other = Session(), Session()
     await stack.execute("read", {"file_path": "a.txt"}, session=reader)
     denied = await stack.execute("edit", edit_args("a.txt", "one", "1"), session=other)
-    assert denied.text == f'Error: edit requires reading "{workspace}/a.txt" first'
+    assert denied.text == (
+        f'Error: edit requires reading "{workspace}/a.txt" first'
+        " — read the file, then retry"
+    )
     overwrite = await stack.execute("write", {"file_path": "a.txt", "content": "x"}, session=other)
     assert overwrite.error is not None and overwrite.error.code == "FS_NOT_OBSERVED"
     allowed = await stack.execute("edit", edit_args("a.txt", "one", "1"), session=reader)
@@ -226,7 +244,10 @@ async def test_two_concurrent_writes_from_one_observation_exactly_one_wins(
         async with anyio.create_task_group() as tg:
             tg.start_soon(write, "first\n")
             tg.start_soon(write, "second\n")
-    stale = f'Error: cannot write "{workspace}/a.txt": file changed since it was read'
+    stale = (
+        f'Error: cannot write "{workspace}/a.txt": file changed since it was read'
+        " — re-read the file, then retry"
+    )
     assert sorted(text == stale for text in results.values()) == [False, True]
     winner = next(content for content, text in results.items() if text != stale)
     assert (workspace / "a.txt").read_text() == winner

@@ -16,10 +16,10 @@ Rules: ``read`` (random offset/limit), ``write``, ``edit`` (random
 old/new/replace_all), ``list`` — by either session, through either name of
 a.txt — interleaved with outside changes (rewrite in place or by rename,
 delete, touch). The model is a dict of file contents, a generation counter
-per file, and per session the generation it last observed of each file
-(what the policy should allow). Every call's exact model-facing text is
-predicted from the model; after every step the disk must equal the model and
-hold no temporary file.
+per file, and per session the generation it last observed of each file,
+or that its read found the file absent (what the policy should allow).
+Every call's exact model-facing text is predicted from the model; after
+every step the disk must equal the model and hold no temporary file.
 
 Outside changes set a unique mtime, and the machine waits 11 ms after every
 successful mutation, so each generation has a distinct ``stat`` version
@@ -62,6 +62,8 @@ TEXT = st.text(alphabet="ab\né", max_size=24)
 NEEDLES = st.sampled_from(["a", "b", "ab", "ba", "a\n", "\n", "aa", "é", "x", ""])
 SETTLE = 0.011
 """Seconds to wait after a mutation: beyond the filesystem's timestamp tick."""
+ABSENT = -1
+"""What a session observed of a file its read found absent (the policy records absence)."""
 
 
 def key_of(name: str) -> str:
@@ -146,6 +148,7 @@ class ToolsVersusModel(RuleBasedStateMachine):
         content = self.files[key]
         if content is None:
             assert result.text == f'Error: cannot read "{self.p(name)}": not found'
+            self.observed[(session, key)] = ABSENT
             return
         start = offset or 1
         lines, total = expected_window(content, start, limit or 2000)
@@ -164,14 +167,25 @@ class ToolsVersusModel(RuleBasedStateMachine):
         key = key_of(name)
         result = self.call(session, "write", {"file_path": name, "content": content})
         seen = self.observed.get((session, key))
+        if seen == ABSENT:  # the read found nothing: a create, as if never seen
+            seen = None
         exists = self.files[key] is not None
         p = self.p(name)
         if seen is None and exists:
-            expected = f'Error: cannot overwrite existing "{p}" without reading it first'
+            expected = (
+                f'Error: cannot overwrite existing "{p}" without reading it first'
+                " — read the file, then retry"
+            )
         elif seen is not None and not exists:
-            expected = f'Error: cannot write "{p}": file no longer exists'
+            expected = (
+                f'Error: cannot write "{p}": file no longer exists'
+                " — re-read the file, then retry"
+            )
         elif seen is not None and seen != self.generation[key]:
-            expected = f'Error: cannot write "{p}": file changed since it was read'
+            expected = (
+                f'Error: cannot write "{p}": file changed since it was read'
+                " — re-read the file, then retry"
+            )
         else:
             status = "Updated file" if exists else "Created file"
             expected = f"<path>{p}</path>\n<type>file</type>\n<content>\n{status}\n</content>"
@@ -199,11 +213,19 @@ class ToolsVersusModel(RuleBasedStateMachine):
         elif old == new:
             expected = "Error: old_string and new_string must differ"
         elif seen is None:
-            expected = f'Error: edit requires reading "{p}" first'
+            expected = f'Error: edit requires reading "{p}" first — read the file, then retry'
+        elif seen == ABSENT:
+            expected = f'Error: cannot edit "{p}": not found'
         elif content is None:
-            expected = f'Error: cannot edit "{p}": file no longer exists'
+            expected = (
+                f'Error: cannot edit "{p}": file no longer exists'
+                " — re-read the file, then retry"
+            )
         elif seen != self.generation[key]:
-            expected = f'Error: cannot edit "{p}": file changed since it was read'
+            expected = (
+                f'Error: cannot edit "{p}": file changed since it was read'
+                " — re-read the file, then retry"
+            )
         elif content.count(old) == 0:
             expected = f'Error: old_string was not found in "{p}"'
         elif content.count(old) > 1 and not replace_all:

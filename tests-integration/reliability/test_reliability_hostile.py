@@ -263,7 +263,7 @@ PATH_ROWS = [
         "edit-dangling-symlink",
         "edit",
         {"file_path": "dangling", "old_string": "a", "new_string": "b"},
-        'Error: edit requires reading "{root}/dangling" first',
+        'Error: edit requires reading "{root}/dangling" first — read the file, then retry',
         setup=_symlink("dangling", "missing.txt"),
         code="FS_NOT_OBSERVED",
     ),
@@ -455,7 +455,7 @@ def _special_expectations(path: str) -> list[tuple[str, str, dict[str, Any], boo
             "edit",
             {"file_path": path, "old_string": "a", "new_string": "b"},
             True,
-            f'Error: edit requires reading "{path}" first',
+            f'Error: edit requires reading "{path}" first — read the file, then retry',
         ),
         (
             "edit-no-policy",
@@ -584,7 +584,7 @@ DIRECTORY_ROWS = [
         "edit-directory",
         "edit",
         {"file_path": "sub", "old_string": "a", "new_string": "b"},
-        'Error: edit requires reading "{root}/sub" first',
+        'Error: edit requires reading "{root}/sub" first — read the file, then retry',
         setup=lambda root: (root / "sub").mkdir(),
     ),
     Row(
@@ -759,7 +759,8 @@ CONTENT_ROWS = [
         "write-over-binary-unread",
         "write",
         {"file_path": "f", "content": "text\n"},
-        'Error: cannot overwrite existing "{root}/f" without reading it first',
+        'Error: cannot overwrite existing "{root}/f" without reading it first'
+        " — read the file, then retry",
         setup=_file("f", b"\x00\x01\x02abc\n"),
         code="FS_NOT_OBSERVED",
     ),

@@ -37,11 +37,17 @@ ROUNDS = 5
 
 
 def _stale_edit(path: Path) -> str:
-    return f'Error: cannot edit "{path}": file changed since it was read'
+    return (
+        f'Error: cannot edit "{path}": file changed since it was read'
+        " — re-read the file, then retry"
+    )
 
 
 def _stale_write(path: Path) -> str:
-    return f'Error: cannot write "{path}": file changed since it was read'
+    return (
+        f'Error: cannot write "{path}": file changed since it was read'
+        " — re-read the file, then retry"
+    )
 
 
 async def _fifty_observers(root: Path, name: str) -> tuple[ToolFs, list[Session]]:
@@ -292,9 +298,15 @@ async def test_file_changed_between_read_and_mutation_is_always_stale(
             if change in NOT_REGULAR:
                 message = f'Error: cannot edit "{target}": not a regular file'
             elif new_identity:
-                message = f'Error: edit requires reading "{target}" first'
+                message = (
+                    f'Error: edit requires reading "{target}" first'
+                    " — read the file, then retry"
+                )
             elif expected is None:
-                message = f'Error: cannot edit "{target}": file no longer exists'
+                message = (
+                    f'Error: cannot edit "{target}": file no longer exists'
+                    " — re-read the file, then retry"
+                )
             else:
                 message = _stale_edit(target)
         else:
@@ -304,9 +316,15 @@ async def test_file_changed_between_read_and_mutation_is_always_stale(
             if change in NOT_REGULAR:
                 message = f'Error: cannot write "{target}": not a regular file'
             elif new_identity:
-                message = f'Error: cannot overwrite existing "{target}" without reading it first'
+                message = (
+                    f'Error: cannot overwrite existing "{target}" without reading it first'
+                    " — read the file, then retry"
+                )
             elif expected is None:
-                message = f'Error: cannot write "{target}": file no longer exists'
+                message = (
+                    f'Error: cannot write "{target}": file no longer exists'
+                    " — re-read the file, then retry"
+                )
             else:
                 message = _stale_write(target)
         assert result.text == message, f"repeat {repeat}"

@@ -252,9 +252,12 @@ async def test_non_utf8_file_is_refused_by_read_and_edit_and_left_identical(
     assert read.text == f'Error: cannot read "{p}": invalid UTF-8 text'
     assert read.error is not None and read.error.code == "FS_NOT_TEXT"
     edit = await agent.call("edit", file_path="legacy.txt", old_string="a", new_string="b")
-    assert edit.text == f'Error: edit requires reading "{p}" first'
+    assert edit.text == f'Error: edit requires reading "{p}" first — read the file, then retry'
     write = await agent.call("write", file_path="legacy.txt", content="x\n")
-    assert write.text == f'Error: cannot overwrite existing "{p}" without reading it first'
+    assert write.text == (
+        f'Error: cannot overwrite existing "{p}" without reading it first'
+        " — read the file, then retry"
+    )
     unguarded = Agent(root, policy=False)
     edit = await unguarded.call("edit", file_path="legacy.txt", old_string="a", new_string="b")
     assert edit.text == f'Error: cannot edit "{p}": invalid UTF-8 text'

@@ -53,6 +53,14 @@ class Stack:
         self.pm.hook.fs_observed(target=target, version=info.version, actor=actor)
         return info.version
 
+    async def read(self, actor: Any, path: str = "a.txt") -> str | None:
+        """What the read tool does: stat, then fs_observed — with ``None`` when absent."""
+        target = await self.target(path)
+        info = await self.fs.stat(target)
+        version = None if info is None else info.version
+        self.pm.hook.fs_observed(target=target, version=version, actor=actor)
+        return version
+
     def write_intent(self, target: FsTarget, actor: Any) -> Any:
         return self.pm.hook.fs_write_intent(target=target, actor=actor)
 
@@ -142,6 +150,81 @@ async def test_a_change_behind_the_back_makes_the_guarded_write_stale() -> None:
             target, FsEditRequest("changed", "x"), stack.edit_intent(target, actor)
         )
     assert str(edit_info.value) == 'cannot edit "/w/a.txt": file changed since it was read'
+
+
+async def test_a_read_that_found_nothing_makes_the_write_create_if_absent() -> None:
+    stack = Stack()
+    actor = actor_of(Owner())
+    await stack.observe(actor)
+    stack.fs.remove("/w/a.txt")
+    assert await stack.read(actor) is None
+    target = await stack.target()
+    assert stack.write_intent(target, actor) == CreateIfAbsent()
+    assert stack.policy.observed_absent(actor.session, target.target_key)
+
+
+async def test_an_edit_after_a_read_that_found_nothing_is_not_found() -> None:
+    stack = Stack()
+    actor = actor_of(Owner())
+    await stack.read(actor, "gone.txt")
+    target = await stack.target("gone.txt")
+    with pytest.raises(FsError) as info:
+        stack.edit_intent(target, actor)
+    assert info.value.code == FsErrorCode.FS_NOT_FOUND
+    assert str(info.value) == 'cannot edit "/w/gone.txt": not found'
+
+
+async def test_absence_never_authorizes_overwriting_a_file_that_appeared_since() -> None:
+    stack = Stack()
+    actor = actor_of(Owner())
+    await stack.read(actor, "new.txt")
+    stack.fs.put_text("/w/new.txt", "someone else's\n")
+    target = await stack.target("new.txt")
+    with pytest.raises(FsError) as info:
+        await stack.fs.write_text(target, "mine\n", stack.write_intent(target, actor))
+    assert info.value.code == FsErrorCode.FS_NOT_OBSERVED
+    assert str(info.value) == 'cannot overwrite existing "/w/new.txt" without reading it first'
+    assert stack.fs.get_bytes("/w/new.txt") == b"someone else's\n"
+
+
+async def test_a_deleted_file_is_recreated_edited_and_deleted_again() -> None:
+    stack = Stack()
+    actor = actor_of(Owner())
+    target = await stack.target()
+    version = await stack.read(actor)  # 1. present
+    assert version is not None
+    assert stack.write_intent(target, actor) == ReplaceIfVersion(version)
+    stack.fs.remove("/w/a.txt")
+    with pytest.raises(FsError, match="file no longer exists"):  # stuck until read again
+        await stack.fs.write_text(target, "x\n", stack.write_intent(target, actor))
+    assert await stack.read(actor) is None  # 2. absent (read)
+    created = await stack.fs.write_text(target, "one\n", stack.write_intent(target, actor))
+    assert created.operation == "create"  # 3. recreated by write
+    stack.pm.hook.fs_observed(target=target, version=created.version, actor=actor)
+    read_version = await stack.read(actor)  # 4. edited after a read
+    assert read_version is not None
+    guard = stack.edit_intent(target, actor)
+    assert guard == EditGuard(read_version)
+    edited = await stack.fs.edit_text(target, FsEditRequest("one", "two"), guard)
+    stack.pm.hook.fs_observed(target=target, version=edited.version, actor=actor)
+    assert stack.fs.get_bytes("/w/a.txt") == b"two\n"
+    stack.fs.remove("/w/a.txt")  # 5. deleted again
+    assert await stack.read(actor) is None
+    with pytest.raises(FsError) as info:
+        stack.edit_intent(target, actor)
+    assert info.value.code == FsErrorCode.FS_NOT_FOUND
+    again = await stack.fs.write_text(target, "three\n", stack.write_intent(target, actor))
+    assert again.operation == "create"
+
+
+async def test_a_read_that_found_nothing_authorizes_no_other_owner() -> None:
+    stack = Stack()
+    a, b = actor_of(Owner()), actor_of(Owner())
+    await stack.read(a, "gone.txt")
+    target = await stack.target("gone.txt")
+    with pytest.raises(FsError) as info:
+        stack.edit_intent(target, b)
+    assert info.value.code == FsErrorCode.FS_NOT_OBSERVED
 
 
 async def test_the_same_file_through_another_path_shares_the_observation() -> None:
@@ -265,3 +348,17 @@ def test_observed_version_reads_the_record() -> None:
     assert policy.observed_version(owner, "/k") == "v1"
     assert policy.observed_version(owner, "/other") is None
     assert policy.observed_version(None, "/k") is None
+    assert not policy.observed_absent(owner, "/k")
+
+
+def test_observed_absent_reads_a_record_of_absence() -> None:
+    policy = FsPolicy()
+    owner = Owner()
+    target = FsTarget("/k", "/k")
+    policy.fs_observed(target=target, version=None, actor=actor_of(owner))
+    assert policy.observed_absent(owner, "/k")
+    assert policy.observed_version(owner, "/k") is None
+    assert not policy.observed_absent(owner, "/other")
+    assert not policy.observed_absent(None, "/k")
+    policy.fs_observed(target=target, version="v2", actor=actor_of(owner))
+    assert not policy.observed_absent(owner, "/k")

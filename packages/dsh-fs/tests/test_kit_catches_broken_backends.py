@@ -21,6 +21,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 from dsh_fs import (
+    CreateIfAbsent,
     EditGuard,
     FileSystem,
     FsDirEntry,
@@ -315,6 +316,42 @@ class IgnoresSameSizeChanges(DelegatingFileSystem):
         return None if info is None else FsInfo(f"size-{info.size}", info.type, info.size)
 
 
+class RemembersDeletedFiles(DelegatingFileSystem):
+    """Caches what ``stat`` found: a file deleted behind its back still looks present."""
+
+    def __init__(self, inner: MemoryFileSystem) -> None:
+        super().__init__(inner)
+        self._seen: dict[str, FsInfo] = {}
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        info = await self.inner.stat(target)
+        if info is None:
+            return self._seen.get(target.target_key)
+        self._seen[target.target_key] = info
+        return info
+
+
+class TrustsItsOwnAbsence(DelegatingFileSystem):
+    """Remembers targets ``stat`` found absent and creates them without looking again."""
+
+    def __init__(self, inner: MemoryFileSystem) -> None:
+        super().__init__(inner)
+        self._absent: set[str] = set()
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        info = await self.inner.stat(target)
+        if info is None:
+            self._absent.add(target.target_key)
+        return info
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteIntent | None = None
+    ) -> FsWriteOutcome:
+        if isinstance(expected, CreateIfAbsent) and target.target_key in self._absent:
+            expected = None
+        return await self.inner.write_text(target, content, expected)
+
+
 class EnforcesOnlyInResolve(DelegatingFileSystem):
     """Refuses outside paths in ``resolve`` only; the other primitives reach anything."""
 
@@ -457,6 +494,13 @@ CASES: list[Case] = [
         "test_primitive_called_in_a_cancelled_scope_raises_cancellation",
         {"primitive": "write_text"},
     ),
+    (RemembersDeletedFiles, "test_stat_of_a_file_deleted_behind_the_backend_is_none", {}),
+    (RemembersDeletedFiles, "test_a_deleted_file_is_recreated_edited_and_deleted_again", {}),
+    (
+        TrustsItsOwnAbsence,
+        "test_create_if_absent_refuses_a_file_that_reappeared_since_it_was_absent",
+        {},
+    ),
     (
         EnforcesOnlyInResolve,
         "test_reads_of_a_target_whose_parent_now_leads_outside_are_refused",
@@ -537,6 +581,7 @@ GUARDLESS_FAILURES = sorted(
         "test_edit_of_stale_version_after_a_backend_write_fails",
         "test_guarded_edit_of_a_vanished_file_says_it_no_longer_exists",
         "test_create_if_absent_refuses_to_overwrite_an_existing_file",
+        "test_create_if_absent_refuses_a_file_that_reappeared_since_it_was_absent",
         "test_replace_if_version_of_a_changed_file_is_stale",
         "test_replace_if_version_of_a_file_changed_behind_the_backend_is_stale",
         "test_replace_if_version_of_a_vanished_file_says_it_no_longer_exists",

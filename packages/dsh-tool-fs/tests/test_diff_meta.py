@@ -30,8 +30,8 @@ def test_a_change_carries_three_lines_of_context_each_side() -> None:
         "diffs": [
             {
                 "path": "a.txt",
-                "old_text": "line 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\n",
-                "new_text": "line 2\nline 3\nline 4\nline five\nline 6\nline 7\nline 8\n",
+                "old_text": "line 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8",
+                "new_text": "line 2\nline 3\nline 4\nline five\nline 6\nline 7\nline 8",
             }
         ]
     }
@@ -44,13 +44,13 @@ def test_distant_changes_are_separate_hunks() -> None:
     assert diffs == [
         {
             "path": "a.txt",
-            "old_text": "line 1\nline 2\nline 3\nline 4\nline 5\n",
-            "new_text": "line 1\nline two\nline 3\nline 4\nline 5\n",
+            "old_text": "line 1\nline 2\nline 3\nline 4\nline 5",
+            "new_text": "line 1\nline two\nline 3\nline 4\nline 5",
         },
         {
             "path": "a.txt",
-            "old_text": "line 15\nline 16\nline 17\nline 18\nline 19\nline 20\n",
-            "new_text": "line 15\nline 16\nline 17\nline eighteen\nline 19\nline 20\n",
+            "old_text": "line 15\nline 16\nline 17\nline 18\nline 19\nline 20",
+            "new_text": "line 15\nline 16\nline 17\nline eighteen\nline 19\nline 20",
         },
     ]
 
@@ -65,31 +65,53 @@ def test_insertion_into_a_non_empty_file_keeps_the_context_as_old_text() -> None
     before = numbered(3)
     after = before + "line 4\n"
     assert diff_meta("a.txt", before, after)["diffs"] == [
-        {"path": "a.txt", "old_text": before, "new_text": after}
+        {"path": "a.txt", "old_text": "line 1\nline 2\nline 3", "new_text": after[:-1]}
     ]
 
 
 def test_a_pure_insertion_into_an_empty_file_has_no_old_text() -> None:
     assert diff_meta("a.txt", "", "hello\nworld\n") == {
-        "diffs": [{"path": "a.txt", "old_text": None, "new_text": "hello\nworld\n"}]
+        "diffs": [{"path": "a.txt", "old_text": None, "new_text": "hello\nworld"}]
     }
 
 
 def test_emptying_a_file_has_empty_new_text() -> None:
     assert diff_meta("a.txt", "gone\n", "") == {
-        "diffs": [{"path": "a.txt", "old_text": "gone\n", "new_text": ""}]
+        "diffs": [{"path": "a.txt", "old_text": "gone", "new_text": ""}]
     }
 
 
-def test_a_missing_final_newline_shows_without_any_marker() -> None:
+def test_a_missing_final_newline_is_a_hunk_without_any_marker() -> None:
     diffs = diff_meta("a.txt", "a\nb\n", "a\nb")["diffs"]
-    assert diffs == [{"path": "a.txt", "old_text": "a\nb\n", "new_text": "a\nb"}]
+    assert diffs == [{"path": "a.txt", "old_text": "a\nb", "new_text": "a\nb"}]
     assert "No newline" not in repr(diffs)
+
+
+def test_a_hunk_of_seven_lines_reads_as_seven_lines() -> None:
+    before = numbered(10)
+    diffs = diff_meta("a.txt", before, before.replace("line 5\n", "five\n"))["diffs"]
+    assert isinstance(diffs, list) and len(diffs) == 1
+    assert diffs[0]["old_text"].split("\n") == [f"line {i}" for i in range(2, 9)]
+    assert diffs[0]["new_text"].split("\n") == ["line 2", "line 3", "line 4", "five"] + [
+        f"line {i}" for i in range(6, 9)
+    ]
+
+
+def test_an_overwrite_reads_without_a_trailing_newline() -> None:
+    assert diff_meta("a.txt", "old\n", "brand new\n")["diffs"] == [
+        {"path": "a.txt", "old_text": "old", "new_text": "brand new"}
+    ]
+
+
+def test_blank_lines_of_a_hunk_are_kept() -> None:
+    assert diff_meta("a.txt", "a\n\n", "b\n\n\n")["diffs"] == [
+        {"path": "a.txt", "old_text": "a\n", "new_text": "b\n\n"}
+    ]
 
 
 def test_the_path_is_the_argument_as_given() -> None:
     diffs = diff_meta("./rel/a.txt", "a\n", "b\n")["diffs"]
-    assert diffs == [{"path": "./rel/a.txt", "old_text": "a\n", "new_text": "b\n"}]
+    assert diffs == [{"path": "./rel/a.txt", "old_text": "a", "new_text": "b"}]
 
 
 def test_a_lone_carriage_return_is_part_of_a_line() -> None:
@@ -104,9 +126,9 @@ def test_a_small_edit_of_a_large_file_is_one_small_hunk() -> None:
     assert diff_meta("big.txt", before, after)["diffs"] == [
         {
             "path": "big.txt",
-            "old_text": "".join(f"line {i}\n" for i in range(99_997, 100_004)),
-            "new_text": "".join(
-                "changed\n" if i == 100_000 else f"line {i}\n" for i in range(99_997, 100_004)
+            "old_text": "\n".join(f"line {i}" for i in range(99_997, 100_004)),
+            "new_text": "\n".join(
+                "changed" if i == 100_000 else f"line {i}" for i in range(99_997, 100_004)
             ),
         }
     ]
@@ -119,14 +141,14 @@ def test_scattered_changes_in_a_huge_span_are_compared_line_by_line() -> None:
     assert diffs == [
         {
             "path": "big.txt",
-            "old_text": "".join(f"line {i}\n" for i in range(7, 14)),
-            "new_text": "".join("ten\n" if i == 10 else f"line {i}\n" for i in range(7, 14)),
+            "old_text": "\n".join(f"line {i}" for i in range(7, 14)),
+            "new_text": "\n".join("ten" if i == 10 else f"line {i}" for i in range(7, 14)),
         },
         {
             "path": "big.txt",
-            "old_text": "".join(f"line {i}\n" for i in range(29_987, 29_994)),
-            "new_text": "".join(
-                "end\n" if i == 29_990 else f"line {i}\n" for i in range(29_987, 29_994)
+            "old_text": "\n".join(f"line {i}" for i in range(29_987, 29_994)),
+            "new_text": "\n".join(
+                "end" if i == 29_990 else f"line {i}" for i in range(29_987, 29_994)
             ),
         },
     ]
@@ -137,7 +159,7 @@ def test_a_huge_span_of_different_length_is_one_block() -> None:
     after = before.replace("line 10\n", "").replace("line 29990\n", "a\nb\n")
     diffs = diff_meta("big.txt", before, after)["diffs"]
     assert isinstance(diffs, list) and len(diffs) == 1
-    assert diffs[0]["old_text"] == "".join(f"line {i}\n" for i in range(7, 29_994))
+    assert diffs[0]["old_text"] == "\n".join(f"line {i}" for i in range(7, 29_994))
 
 
 # --- properties -------------------------------------------------------------------------
@@ -147,14 +169,19 @@ texts = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "\n", "d", "a\r\n"]), max
 )
 
 
+def joined(lines: list[str]) -> str:
+    """The hunk's lines, each without its newline, joined by one: SPEC 5.10's shape."""
+    return "\n".join(line.removesuffix("\n") for line in lines)
+
+
 def reference_diffs(path: str, before: str, after: str) -> list[dict[str, object]]:
     """Every line split and matched: what diff_meta must equal, however it gets there."""
     a, b = split_lines(before), split_lines(after)
     return [
         {
             "path": path,
-            "old_text": "".join(a[i1:i2]) if i2 > i1 else None,
-            "new_text": "".join(b[j1:j2]),
+            "old_text": joined(a[i1:i2]) if i2 > i1 else None,
+            "new_text": joined(b[j1:j2]),
         }
         for i1, i2, j1, j2 in hunk_ranges(a, b)
     ]
@@ -203,9 +230,10 @@ def test_hunks_replay_before_into_after(before: str, after: str, budget: int) ->
     assert isinstance(diffs, list)
     assert len(diffs) == len(ranges)
     for item, (i1, i2, j1, j2) in zip(diffs, ranges, strict=True):
-        assert item["old_text"] == ("".join(a[i1:i2]) if i2 > i1 else None)
-        assert item["new_text"] == "".join(b[j1:j2])
+        assert item["old_text"] == (joined(a[i1:i2]) if i2 > i1 else None)
+        assert item["new_text"] == joined(b[j1:j2])
         assert item["old_text"] is not None or before == ""
+        assert item["old_text"] is None or item["old_text"] in before
 
 
 def reference_opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:

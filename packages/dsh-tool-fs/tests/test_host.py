@@ -124,7 +124,7 @@ class HookLog:
         self.events.append(("edit_intent", target.display_path, actor))
 
     @hookimpl
-    def fs_observed(self, target: FsTarget, version: str, actor: Any) -> None:
+    def fs_observed(self, target: FsTarget, version: str | None, actor: Any) -> None:
         self.events.append(("observed", target.display_path, version))
 
     def names(self) -> list[str]:
@@ -304,7 +304,10 @@ async def test_a_list_does_not_authorize_an_edit() -> None:
     result = await tool.execute(
         "edit", {"file_path": "a.txt", "old_string": "beta", "new_string": "B"}, session=session
     )
-    assert result.text == 'Error: edit requires reading "/w/a.txt" first'
+    assert result.text == (
+        'Error: edit requires reading "/w/a.txt" first'
+        " — read the file, then retry"
+    )
 
 
 # -- read ------------------------------------------------------------------------
@@ -372,7 +375,7 @@ async def test_read_of_unknown_size_streams() -> None:
     assert not result.is_error
 
 
-async def test_read_of_a_missing_file() -> None:
+async def test_read_of_a_missing_file_observes_its_absence() -> None:
     tool, fs, log = make()
     result = await tool.execute("read", {"file_path": "nope.txt"})
     assert result.text == 'Error: cannot read "/w/nope.txt": not found'
@@ -380,17 +383,29 @@ async def test_read_of_a_missing_file() -> None:
         'cannot read "/w/nope.txt": not found', "FsError", "FS_NOT_FOUND"
     )
     assert fs.calls == ["resolve", "stat"]
-    assert log.events == []
+    assert log.events == [("observed", "/w/nope.txt", None)]
 
 
-async def test_read_of_a_directory_or_other_entry() -> None:
-    tool, fs, _ = make()
+async def test_read_of_a_directory_or_other_entry_observes_nothing() -> None:
+    tool, fs, log = make()
     fs.inner.add_other("/w/sock")
     for path in ("src", "sock"):
         result = await tool.execute("read", {"file_path": path})
         assert result.text == f'Error: cannot read "/w/{path}": not a regular file'
         assert result.error is not None and result.error.code == "FS_NOT_REGULAR_FILE"
     assert "read_text" not in fs.calls
+    assert log.events == []
+
+
+async def test_only_a_read_that_finds_nothing_observes_absence() -> None:
+    tool, _, log = make(policy=False)
+    await tool.execute("list", {"path": "nope"})
+    await tool.execute("edit", {"file_path": "nope.txt", "old_string": "a", "new_string": "b"})
+    await tool.execute("read", {"file_path": "nope/deeper.txt"})
+    await tool.execute("read", {"file_path": "src"})  # not a regular file
+    assert [event for event in log.events if event[0] == "observed"] == [
+        ("observed", "/w/nope/deeper.txt", None)
+    ]
 
 
 async def test_read_offset_out_of_range_observes_nothing() -> None:
@@ -463,8 +478,8 @@ async def test_update_after_read() -> None:
         "diffs": [
             {
                 "path": "a.txt",
-                "old_text": "alpha\nbeta\ngamma\n",
-                "new_text": "alpha\nBETA\ngamma\n",
+                "old_text": "alpha\nbeta\ngamma",
+                "new_text": "alpha\nBETA\ngamma",
             }
         ]
     }
@@ -473,7 +488,10 @@ async def test_update_after_read() -> None:
 async def test_overwrite_without_read_fails_under_the_policy() -> None:
     tool, fs, _ = make()
     result = await tool.execute("write", {"file_path": "a.txt", "content": "x"}, session=Session())
-    assert result.text == 'Error: cannot overwrite existing "/w/a.txt" without reading it first'
+    assert result.text == (
+        'Error: cannot overwrite existing "/w/a.txt" without reading it first'
+        " — read the file, then retry"
+    )
     assert result.error is not None and result.error.code == "FS_NOT_OBSERVED"
     assert fs.inner.get_bytes("/w/a.txt") == b"alpha\nbeta\ngamma\n"
 
@@ -521,7 +539,7 @@ async def test_edit_after_a_windowed_read() -> None:
     }
     assert result.meta == {
         "diffs": [
-            {"path": "a.txt", "old_text": "alpha\nbeta\ngamma\n", "new_text": "alpha\nbeta\nG\n"}
+            {"path": "a.txt", "old_text": "alpha\nbeta\ngamma", "new_text": "alpha\nbeta\nG"}
         ]
     }
 
@@ -558,9 +576,14 @@ async def test_edit_without_read_fails() -> None:
     result = await tool.execute(
         "edit", {"file_path": "a.txt", "old_string": "beta", "new_string": "B"}, session=Session()
     )
-    assert result.text == 'Error: edit requires reading "/w/a.txt" first'
+    assert result.text == (
+        'Error: edit requires reading "/w/a.txt" first'
+        " — read the file, then retry"
+    )
     assert result.error == ToolError(
-        'edit requires reading "/w/a.txt" first', "FsError", "FS_NOT_OBSERVED"
+        'edit requires reading "/w/a.txt" first — read the file, then retry',
+        "FsError",
+        "FS_NOT_OBSERVED",
     )
     assert fs.calls == ["resolve"]
 
@@ -585,7 +608,10 @@ async def test_edit_errors_reach_the_model_verbatim() -> None:
     stale = await tool.execute(
         "edit", {"file_path": "d.txt", "old_string": "zz", "new_string": "y"}, session=session
     )
-    assert stale.text == 'Error: cannot edit "/w/d.txt": file changed since it was read'
+    assert stale.text == (
+        'Error: cannot edit "/w/d.txt": file changed since it was read'
+        " — re-read the file, then retry"
+    )
 
 
 async def test_sessions_do_not_share_observations() -> None:
@@ -603,7 +629,10 @@ async def test_a_call_without_a_session_is_never_authorized() -> None:
     result = await tool.execute(
         "edit", {"file_path": "a.txt", "old_string": "beta", "new_string": "B"}
     )
-    assert result.text == 'Error: edit requires reading "/w/a.txt" first'
+    assert result.text == (
+        'Error: edit requires reading "/w/a.txt" first'
+        " — read the file, then retry"
+    )
 
 
 # -- paths -----------------------------------------------------------------------
@@ -795,7 +824,10 @@ async def test_unregistering_the_policy_drops_its_state() -> None:
     result = await tool.execute(
         "edit", {"file_path": "a.txt", "old_string": "beta", "new_string": "B"}, session=session
     )
-    assert result.text == 'Error: edit requires reading "/w/a.txt" first'
+    assert result.text == (
+        'Error: edit requires reading "/w/a.txt" first'
+        " — read the file, then retry"
+    )
 
 
 async def test_a_discarded_session_frees_the_policy_state() -> None:

@@ -15,20 +15,27 @@ from dsh_fs import (
     WriteIntent,
     hookimpl,
 )
+from dsh_fs.preconditions import not_found
 
 
 class FsPolicy:
     """The default observation policy of the dsh filesystem tools.
 
     * **Owner.** ``owner = getattr(actor, "session", None)``. State is a weak
-      map owner → {``target_key`` → version}: a discarded session frees its
-      state. No owner → nothing is recorded and nothing is authorized.
-    * ``fs_write_intent``: nothing recorded → ``CreateIfAbsent()`` (a create
-      succeeds, an overwrite fails ``FS_NOT_OBSERVED`` in the backend); a
-      recorded version ``v`` → ``ReplaceIfVersion(v)``.
-    * ``fs_edit_intent``: a recorded ``v`` → ``EditGuard(v)``; otherwise
-      ``FsError`` ``FS_NOT_OBSERVED`` ``edit requires reading "<display_path>" first``.
-    * ``fs_observed``: records ``version`` synchronously.
+      map owner → {``target_key`` → version, or ``None`` for "seen absent"}:
+      a discarded session frees its state. No owner → nothing is recorded
+      and nothing is authorized.
+    * ``fs_write_intent``: nothing recorded, or the target seen absent →
+      ``CreateIfAbsent()`` (a create succeeds, an overwrite fails
+      ``FS_NOT_OBSERVED`` in the backend); a recorded version ``v`` →
+      ``ReplaceIfVersion(v)``.
+    * ``fs_edit_intent``: a recorded ``v`` → ``EditGuard(v)``; seen absent →
+      ``FsError`` ``FS_NOT_FOUND`` ``cannot edit "<display_path>": not found``;
+      nothing recorded → ``FsError`` ``FS_NOT_OBSERVED``
+      ``edit requires reading "<display_path>" first``.
+    * ``fs_observed``: records ``version`` synchronously; a ``version`` of
+      ``None`` (a read that found nothing) records that the target was seen
+      absent, so the model can recreate a file deleted behind its back.
 
     The intent hooks are ``tryfirst``: the policy is the first decider
     wherever it is registered, so a later decider is never reached.
@@ -44,7 +51,7 @@ class FsPolicy:
     """
 
     def __init__(self) -> None:
-        self._observed: weakref.WeakKeyDictionary[Any, dict[str, str]] = (
+        self._observed: weakref.WeakKeyDictionary[Any, dict[str, str | None]] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -56,13 +63,21 @@ class FsPolicy:
         """How many owners currently hold observations (for tests and diagnostics)."""
         return len(self._observed)
 
-    def observed_version(self, owner: Any, target_key: str) -> str | None:
-        """The version ``owner`` last observed of ``target_key``, if any."""
+    def _records(self, owner: Any) -> dict[str, str | None]:
         try:
-            versions = self._observed.get(owner)
+            return self._observed.get(owner) or {}
         except TypeError:  # None, or an owner that cannot be weakly referenced or hashed
-            return None
-        return None if versions is None else versions.get(target_key)
+            return {}
+
+    def observed_version(self, owner: Any, target_key: str) -> str | None:
+        """The version ``owner`` last observed of ``target_key``: ``None`` if it has
+        observed none, or last saw the target absent (see :meth:`observed_absent`)."""
+        return self._records(owner).get(target_key)
+
+    def observed_absent(self, owner: Any, target_key: str) -> bool:
+        """Whether ``owner``'s last observation of ``target_key`` found nothing there."""
+        records = self._records(owner)
+        return target_key in records and records[target_key] is None
 
     @hookimpl(tryfirst=True)
     def fs_write_intent(self, target: FsTarget, actor: Any) -> WriteIntent:
@@ -71,16 +86,19 @@ class FsPolicy:
 
     @hookimpl(tryfirst=True)
     def fs_edit_intent(self, target: FsTarget, actor: Any) -> EditGuard:
-        version = self.observed_version(getattr(actor, "session", None), target.target_key)
-        if version is None:
+        records = self._records(getattr(actor, "session", None))
+        if target.target_key not in records:
             raise FsError(
                 f'edit requires reading "{target.display_path}" first',
                 FsErrorCode.FS_NOT_OBSERVED,
             )
+        version = records[target.target_key]
+        if version is None:
+            raise not_found("edit", target.display_path)
         return EditGuard(version)
 
     @hookimpl
-    def fs_observed(self, target: FsTarget, version: str, actor: Any) -> None:
+    def fs_observed(self, target: FsTarget, version: str | None, actor: Any) -> None:
         owner = getattr(actor, "session", None)
         try:
             versions = self._observed.setdefault(owner, {})

@@ -2,7 +2,8 @@
 
 Plugins (such as ``dsh_fs_policy.FsPolicy``) are plain objects whose methods
 carry ``@hookimpl``. Backends never see hooks: the host asks the intent hooks
-before a mutation and announces observations after a success.
+before a mutation and announces observations after a success (and after a
+read that found nothing: an observation of absence, ``version=None``).
 
 ``actor`` is opaque to ``dsh_fs``: it is the host's per-call execution object
 (``dsh_tool_fs`` passes one with ``session`` and ``tool`` attributes).
@@ -53,13 +54,18 @@ class FsHookSpecs:
         """
 
     @hookspec
-    def fs_observed(self, target: FsTarget, version: str, actor: Any) -> None:
-        """``actor`` has just seen ``target`` at ``version``.
+    def fs_observed(self, target: FsTarget, version: str | None, actor: Any) -> None:
+        """``actor`` has just seen ``target`` at ``version``, or seen it absent.
 
         Emitted after every successful read, write or edit (never after a
-        list: seeing a name is not reading a file). Implementations must be
-        synchronous, side-effect-only recorders; an exception from one fails
-        the tool call that emitted it.
+        list: seeing a name is not reading a file), with the version read or
+        written. ``version`` is ``None`` after a read that found nothing there
+        (``cannot read "<p>": not found``): the actor now knows the file does
+        not exist, so a plugin may let it create the file (``FsPolicy``
+        answers ``CreateIfAbsent()`` next, which never overwrites a file that
+        has appeared since). No other event carries ``None``.
+        Implementations must be synchronous, side-effect-only recorders; an
+        exception from one fails the tool call that emitted it.
         """
 
 

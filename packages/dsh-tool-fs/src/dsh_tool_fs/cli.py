@@ -73,6 +73,12 @@ MCP_INSTALL_HINT = (
     'the MCP server needs the optional "mcp" dependency: pip install "dsh-tool-fs[mcp]"'
 )
 MCP_SDK_TOO_OLD = 'the MCP server needs mcp>=2.3: pip install -U "dsh-tool-fs[mcp]"'
+MCP_ON_A_TERMINAL = (
+    "dsh-fs mcp: serving MCP on stdio (JSON-RPC on stdin and stdout); an MCP client starts "
+    "this command itself, see https://github.com/dsh-fs/dsh-fs/blob/main/docs/mcp-server.md "
+    "(Ctrl-C stops it)"
+)
+"""The one stderr line of ``dsh-fs mcp`` started by hand, with stdin a terminal."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -609,6 +615,8 @@ def run_mcp(args: argparse.Namespace) -> int:
         # The SDK is there but predates the low-level API used here.
         raise UsageError(f"{MCP_SDK_TOO_OLD} (installed: mcp {_installed_version('mcp')})") from exc
     toolfs = build_toolfs(args)
+    if sys.stdin is not None and sys.stdin.isatty():
+        print(MCP_ON_A_TERMINAL, file=sys.stderr, flush=True)
     anyio.run(partial(mcp_server.serve_stdio, toolfs, cwd=workspace(args)))
     return EXIT_OK
 

@@ -1,17 +1,17 @@
-"""Diff metadata of a write or edit (SPEC 5.10): replayable hunks for a diff card.
+"""Diff metadata of a write or edit (SPEC 5.10): the changed hunks, for a diff card.
 
 Each changed region of ``before`` → ``after`` becomes one hunk with up to 3
 lines of context on each side (hunks whose context would touch or overlap
 are merged, as in a unified diff). A hunk is ``{"path", "old_text",
 "new_text"}``:
 
-- ``old_text`` is the exact slice of ``before`` that the hunk covers (its
-  context and removed lines), ``new_text`` the exact slice of ``after``
-  (context and added lines). Lines keep their ``\\n``; the last line of a
-  text without a final newline has none. So ``old_text`` is a substring of
-  ``before`` and replacing it by ``new_text`` replays the change, and a change
-  of only the final newline is visible without any "\\ No newline at end of
-  file" marker.
+- ``old_text`` is the hunk's lines of ``before`` (its context and removed
+  lines), ``new_text`` its lines of ``after`` (context and added lines),
+  each joined by ``\\n`` without a trailing newline: a hunk of 7 lines
+  reads as 7 lines, and an overwrite with ``brand new\\n`` gives ``brand
+  new``. ``old_text`` is a substring of ``before``. No "\\ No newline at end
+  of file" marker ever appears (so a change of only the final newline is a
+  hunk whose two texts are equal).
 - ``old_text`` is ``None`` for a pure insertion, i.e. when the hunk covers no
   line of ``before`` at all (``before`` was empty; with 3 lines of context
   any other hunk has some old line). ``new_text`` is ``""`` when the hunk
@@ -216,9 +216,14 @@ def diff_meta(path: str, before: str | None, after: str) -> dict[str, object]:
         "diffs": [
             {
                 "path": path,
-                "old_text": "".join(a[i1:i2]) if i2 > i1 else None,
-                "new_text": "".join(b[j1:j2]),
+                "old_text": _hunk_text(a[i1:i2]) if i2 > i1 else None,
+                "new_text": _hunk_text(b[j1:j2]),
             }
             for i1, i2, j1, j2 in hunk_ranges(a, b)
         ]
     }
+
+
+def _hunk_text(lines: list[str]) -> str:
+    """Lines (as :func:`split_lines` gives them) joined by ``\\n``, without a trailing newline."""
+    return "".join(lines).removesuffix("\n")

@@ -133,8 +133,9 @@ class Execution:
             raise TypeError(f"fs_edit_intent returned {guard!r}, not an EditGuard")
         return guard
 
-    def observed(self, target: FsTarget, version: str) -> None:
-        """``fs_observed``: every plugin records that the call saw ``version`` of ``target``."""
+    def observed(self, target: FsTarget, version: str | None) -> None:
+        """``fs_observed``: every plugin records that the call saw ``version`` of ``target``
+        (``None``: the call saw that ``target`` does not exist)."""
         self.hook.fs_observed(target=target, version=version, actor=self.actor)
 
 

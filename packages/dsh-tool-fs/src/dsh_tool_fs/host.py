@@ -266,9 +266,19 @@ async def _run(spec: ToolSpec[Any, Any], args: Any, execution: Execution) -> Too
     return ToolResult(is_error=False, text=output.text, value=output.value, meta=output.meta)
 
 
+_REMEDIES = {
+    FsErrorCode.FS_STALE_VERSION: " — re-read the file, then retry",
+    FsErrorCode.FS_NOT_OBSERVED: " — read the file, then retry",
+}
+"""What the model can do about the two refusals it can act on, appended to the
+message the model sees (not to the ``FsError``: a Python caller of a backend
+or of the policy matches the bare message)."""
+
+
 def _failure(exc: Exception, execution: Execution) -> ToolResult:
     """The error result of a tool body's exception (called in its ``except`` block: it logs it)."""
     if isinstance(exc, FsError):
-        return ToolResult.failure(exc.message, "FsError", exc.code.value)
+        message = exc.message + _REMEDIES.get(exc.code, "")
+        return ToolResult.failure(message, "FsError", exc.code.value)
     logger.exception("tool %s failed", execution.actor.tool)
     return ToolResult.failure(str(exc) or type(exc).__name__, type(exc).__name__, "TOOL_FAILURE")

@@ -23,6 +23,7 @@ which; to run the kit on both anyio backends (``trio`` installed), add to
 """
 
 from . import _assert_rewrite  # first: before the contract modules are imported
+from ._absence_contract import AbsenceContract
 from ._base import ContractBase, requires
 from ._concurrency_contract import CancellationContract, SerializationContract
 from ._containment_contract import ContainmentContract, build_containment_tree
@@ -37,6 +38,7 @@ from ._write_contract import WriteContract
 del _assert_rewrite
 
 __all__ = [
+    "AbsenceContract",
     "CancellationContract",
     "ContainmentContract",
     "ContractBase",

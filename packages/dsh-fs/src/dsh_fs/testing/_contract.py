@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._absence_contract import AbsenceContract
 from ._concurrency_contract import CancellationContract, SerializationContract
 from ._containment_contract import ContainmentContract
 from ._edit_contract import EditContract
@@ -18,6 +19,7 @@ class FileSystemContract(
     ListContract,
     WriteContract,
     EditContract,
+    AbsenceContract,
     SerializationContract,
     CancellationContract,
     ContainmentContract,

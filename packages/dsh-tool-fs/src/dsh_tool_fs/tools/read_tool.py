@@ -3,7 +3,8 @@
 Seam calls (SPEC 5.5): ``resolve``, one ``stat``, then ``read_text`` — or
 ``stream_text`` for a file of at least ``read_stream_min_size`` bytes or of
 unknown size — and ``fs_observed`` with the ``stat`` version once the window
-is built.
+is built; a ``stat`` that finds nothing emits ``fs_observed`` with ``None``
+(the model has seen the file absent) before failing ``not found``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ async def run_read(ex: Execution, args: ReadArgs) -> WindowRead:
     ex.step("stat")
     info = await ex.fs.stat(target)
     if info is None:
+        ex.observed(target, None)  # the model has now seen that the file does not exist
         raise FsError.cannot("read", p, "not found", FsErrorCode.FS_NOT_FOUND)
     if info.type != "file":
         raise FsError.cannot("read", p, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
