@@ -139,6 +139,11 @@ STALE_CASES = [
     Case("another process deletes it; edit", "edit", {
         "file_path": "a.txt", "old_string": "changed", "new_string": "y"},
          before=lambda fs: fs.remove("a.txt")),
+    Case("read it: it is gone", "read", {"file_path": "a.txt"}),
+    Case("edit after reading that it is gone", "edit", {
+        "file_path": "a.txt", "old_string": "x", "new_string": "y"}),
+    Case("(a write recreates it: it may create, never overwrite)", "write", {
+        "file_path": "a.txt", "content": "again\n"}),
 ]
 
 RESULT_CASES = [
@@ -155,6 +160,7 @@ RESULT_CASES = [
     Case("write: an update (after a read)", "write", {"file_path": "a.txt", "content": "x\n"}),
     Case("edit: one occurrence", "edit", {
         "file_path": "a.txt", "old_string": "x", "new_string": "y"}),
+    Case("(a read, not shown)", "read", {"file_path": "twice.txt"}),
     Case("edit: replace_all", "edit", {
         "file_path": "twice.txt", "old_string": "x", "new_string": "z", "replace_all": True}),
 ]
@@ -201,6 +207,9 @@ def _error_table(cases: Sequence[Case], results: Sequence[ToolResult]) -> list[s
 def _transcripts(cases: Sequence[Case], results: Sequence[ToolResult]) -> list[str]:
     lines: list[str] = []
     for case, result in zip(cases, results, strict=True):
+        assert not result.is_error, f"{_call(case)} failed: {result.text}"
+        if case.what.startswith("("):
+            continue
         lines += [f"**{case.what}** — `{_call(case)}`", "", "```text", result.text, "```", ""]
     return lines
 
