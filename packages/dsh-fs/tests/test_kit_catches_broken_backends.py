@@ -30,50 +30,18 @@ from dsh_fs import (
     FsError,
     FsErrorCode,
     FsInfo,
-    FsPathInfo,
     FsTarget,
     FsWriteOutcome,
     WriteIntent,
 )
-from dsh_fs.testing import FileSystemContract, Scratch
+from dsh_fs.testing import FileSystemContract, ForwardingFileSystem, Scratch
 from dsh_fs.testing._concurrency_contract import CANCEL_STEPS
 from dsh_fs.workspace import CWD_ROOT, RootsOption
 from dsh_fs_memory import MemoryFileSystem, MemoryScratch
 
 
-class DelegatingFileSystem(FileSystem):
+class DelegatingFileSystem(ForwardingFileSystem[MemoryFileSystem]):
     """Forwards every primitive to a healthy ``MemoryFileSystem``; subclasses break one."""
-
-    def __init__(self, inner: MemoryFileSystem) -> None:
-        self.inner = inner
-
-    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
-        return await self.inner.resolve(path, cwd=cwd)
-
-    async def stat(self, target: FsTarget) -> FsInfo | None:
-        return await self.inner.stat(target)
-
-    async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
-        return await self.inner.lstat(path, cwd=cwd)
-
-    async def read_text(self, target: FsTarget) -> str:
-        return await self.inner.read_text(target)
-
-    def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
-        return self.inner.stream_text(target)
-
-    async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
-        return await self.inner.list_dir(target, stat=stat)
-
-    async def write_text(
-        self, target: FsTarget, content: str, expected: WriteIntent | None = None
-    ) -> FsWriteOutcome:
-        return await self.inner.write_text(target, content, expected)
-
-    async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
-    ) -> FsEditOutcome:
-        return await self.inner.edit_text(target, edit, expected)
 
 
 class IgnoresGuards(DelegatingFileSystem):

@@ -29,6 +29,7 @@ from ._concurrency_contract import CancellationContract, SerializationContract
 from ._containment_contract import ContainmentContract, build_containment_tree
 from ._contract import FileSystemContract
 from ._edit_contract import EditContract
+from ._forwarding import ForwardingFileSystem
 from ._list_contract import ListContract, build_listing_tree
 from ._paths_contract import ResolveContract, StatContract
 from ._read_contract import ReadContract
@@ -44,6 +45,7 @@ __all__ = [
     "ContractBase",
     "EditContract",
     "FileSystemContract",
+    "ForwardingFileSystem",
     "ListContract",
     "ReadContract",
     "ResolveContract",

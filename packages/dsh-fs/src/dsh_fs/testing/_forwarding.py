@@ -1,0 +1,87 @@
+"""``ForwardingFileSystem``: a backend that hands every primitive to another one."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Generic, TypeVar
+
+from .._filesystem import FileSystem
+from .._types import (
+    EditGuard,
+    FsDirEntry,
+    FsEditOutcome,
+    FsEditRequest,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsWriteOutcome,
+    WriteIntent,
+)
+from ..workspace import Workspace
+
+F = TypeVar("F", bound=FileSystem)
+
+
+class ForwardingFileSystem(FileSystem, Generic[F]):
+    """Every primitive, and the workspace, of ``inner``: the base of a test wrapper.
+
+    A wrapper that breaks one rule (to prove the kit catches it), records
+    the calls a host makes, or holds a primitive at a gate overrides what it
+    needs: one primitive, or :meth:`entering`, which every primitive awaits
+    first with its own name (``stream_text`` on its first chunk).
+    ``ForwardingFileSystem[MemoryFileSystem]`` keeps ``inner``'s own type,
+    for a wrapper that also reaches the inner backend's test helpers.
+    """
+
+    def __init__(self, inner: F) -> None:
+        self.inner = inner
+
+    async def entering(self, primitive: str) -> None:
+        """Called before ``primitive`` is forwarded; the default does nothing."""
+
+    @property
+    def workspace(self) -> Workspace | None:
+        return self.inner.workspace
+
+    async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
+        await self.entering("resolve")
+        return await self.inner.resolve(path, cwd=cwd)
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        await self.entering("stat")
+        return await self.inner.stat(target)
+
+    async def lstat(self, path: str, *, cwd: str | None = None) -> FsPathInfo | None:
+        await self.entering("lstat")
+        return await self.inner.lstat(path, cwd=cwd)
+
+    async def read_text(self, target: FsTarget) -> str:
+        await self.entering("read_text")
+        return await self.inner.read_text(target)
+
+    async def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        await self.entering("stream_text")
+        chunks = self.inner.stream_text(target)
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
+        await self.entering(f"list_dir(stat={stat})")
+        return await self.inner.list_dir(target, stat=stat)
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteIntent | None = None
+    ) -> FsWriteOutcome:
+        await self.entering("write_text")
+        return await self.inner.write_text(target, content, expected)
+
+    async def edit_text(
+        self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
+    ) -> FsEditOutcome:
+        await self.entering("edit_text")
+        return await self.inner.edit_text(target, edit, expected)
