@@ -76,6 +76,6 @@ class IgnoreRules:
         for kind in _KINDS:
             if kind in found:
                 spec = GitIgnoreSpec.from_lines(found[kind].splitlines())
-                if len(spec):
+                if any(pattern.include is not None for pattern in spec.patterns):  # not only comments
                     added.append(IgnoreFile(kind, spec, cut))
         return IgnoreRules(self.files + tuple(added)) if added else self
