@@ -28,7 +28,7 @@ def per_line(pattern: str, text: str, *, ignore_case: bool = False) -> list[Matc
 
 def chunked(matcher: LineMatcher, text: str, size: int) -> list[MatchedLine]:
     scanner = matcher.scanner()
-    found = []
+    found: list[MatchedLine] = []
     for start in range(0, len(text), size):
         found += scanner.feed(text[start : start + size])
     return found + list(scanner.finish())
@@ -40,7 +40,9 @@ texts = st.text(alphabet="abc é\r\n", max_size=40)
 
 
 @given(pattern=st.sampled_from(PATTERNS), text=texts, size=st.integers(1, 7))
-def test_a_scan_matches_line_by_line_whatever_the_chunks(pattern: str, text: str, size: int) -> None:
+def test_a_scan_matches_line_by_line_whatever_the_chunks(
+    pattern: str, text: str, size: int
+) -> None:
     matcher = LineMatcher.compile(pattern)
     expected = per_line(pattern, text)
     assert list(matcher.lines(text)) == expected
