@@ -160,6 +160,8 @@ async def _ignore_files_at(ex: Execution, directory: str) -> dict[str, str]:
 async def open_scope(ex: Execution, path: str, verb: Verb) -> SearchScope:
     """Resolve ``path`` and load the ignore files between the workspace root and it.
 
+    (For one file there are none to load: a file given as ``path`` is searched.)
+
     Missing → ``cannot <verb> "<P>": not found``; ``glob`` of anything but a
     directory → ``not a directory``; ``grep`` of something neither file nor
     directory → ``not a regular file``. The workspace root is the backend's
@@ -187,15 +189,14 @@ async def open_scope(ex: Execution, path: str, verb: Verb) -> SearchScope:
     rules = IgnoreRules()
     base = ""
     dropped = False
-    if root is not None and target.target_key != root:
-        segments = target.target_key[len(root) :].strip("/").split("/")
+    # One file given as path is searched whatever the rules: they matter for a directory only.
+    if root is not None and not is_file and target.target_key != root:
         directory = ""
-        for depth, segment in enumerate(segments):
+        for segment in target.target_key[len(root) :].strip("/").split("/"):
             ex.step(verb)
             found = await _ignore_files_at(ex, posixpath.join(root, directory))
             rules = rules.below(directory, found)
-            last = depth == len(segments) - 1
-            if rules.ignores(directory + segment, is_dir=not (last and is_file)):
+            if rules.ignores(directory + segment, is_dir=True):
                 rules, base, dropped = IgnoreRules(), "", True
                 break
             directory += segment + "/"
