@@ -100,6 +100,7 @@ class Data:
     crlf_base: str = ""  # W6: baseline copy
     crowded: str = ""  # W10: 20,000 files, where W7's writes run again
     many: list[str] = field(default_factory=list)  # W9: 64 × 1 MB
+    source_tree: str = ""  # G1/G2: a copy of this interpreter's site-packages (≥ 10,000 files)
 
 
 W6_MARKERS = ("UNIQUE_MARKER_ALPHA", "UNIQUE_MARKER_OMEGA")  # the pool has no capitals
@@ -143,6 +144,11 @@ def generate(root: str, wanted: set[str]) -> Data:
         os.mkdir(d.crowded)
         for i in range(20_000):
             os.close(os.open(os.path.join(d.crowded, f"module_{i:05d}.py"), os.O_CREAT, 0o644))
+    if wanted & {"G1", "G2"}:
+        # A real source tree: this environment's packages, symlinks kept as symlinks.
+        d.source_tree = os.path.join(root, "site-packages")
+        site = next(p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p))
+        shutil.copytree(site, d.source_tree, symlinks=True)
     if "W9" in wanted:
         os.mkdir(os.path.join(root, "many"))
         for i in range(64):
@@ -790,6 +796,81 @@ async def s2(row: Row, d: Data, runs: int) -> None:
     row.note = "time from spawning dsh-fs mcp to the tools/list answer (official mcp client)"
 
 
+# ---------------------------------------------------------------------------
+# G1/G2: glob and grep through the seam (dsh-tool-fs-search), no native fast path
+
+G_VCS = {".git", ".hg", ".svn", ".jj"}
+G_LITERAL = "zq_not_in_any_file_qz"
+
+
+def baseline_walk(root: str) -> list[tuple[str, os.stat_result]]:
+    """Every regular file beneath ``root``: no symlink followed, no VCS directory entered."""
+    found = []
+    pending = [root]
+    while pending:
+        directory = pending.pop()
+        with os.scandir(directory) as scan:
+            for entry in scan:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in G_VCS:
+                        pending.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((entry.path, entry.stat(follow_symlinks=False)))
+    return found
+
+
+def baseline_glob(root: str) -> int:
+    """``**/*.py``, newest first: walk, match the name, sort by mtime."""
+    files = [(info.st_mtime_ns, path) for path, info in baseline_walk(root) if path.endswith(".py")]
+    files.sort(key=lambda f: -f[0])
+    return len(files)
+
+
+def baseline_grep(root: str) -> int:
+    """A literal in every UTF-8 text file: walk, read, decode strictly, search."""
+    needle = G_LITERAL.encode()
+    hits = 0
+    for path, _ in baseline_walk(root):
+        with open(path, "rb") as f:
+            data = f.read()
+        if b"\0" in data[:8192]:
+            continue
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        hits += data.count(needle)
+    return hits
+
+
+def search_stack(root: str) -> Any:
+    from dsh_fs_local import LocalFileSystem
+    from dsh_tool_fs import ToolFs, installed_tools
+
+    return ToolFs(LocalFileSystem(root), tools=installed_tools(["glob", "grep"]))
+
+
+async def g1(row: Row, d: Data, runs: int) -> None:
+    toolfs = search_stack(d.source_tree)
+    expected = baseline_glob(d.source_tree)
+
+    async def product() -> None:
+        check(await toolfs.execute("glob", {"pattern": "**/*.py"}), totalFiles=expected)
+
+    await measure(row, product, sync_op(lambda: baseline_glob(d.source_tree)), runs)
+    row.note = f"{expected} files matched in a site-packages copy (the seam path, no fast path)"
+
+
+async def g2(row: Row, d: Data, runs: int) -> None:
+    toolfs = search_stack(d.source_tree)
+
+    async def product() -> None:
+        check(await toolfs.execute("grep", {"pattern": G_LITERAL}), totalMatches=0)
+
+    await measure(row, product, sync_op(lambda: baseline_grep(d.source_tree)), runs)
+    row.note = f"{len(baseline_walk(d.source_tree))} files walked, every text file read"
+
+
 WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[None]]]] = {
     "W1": ("read default window, 1M lines / 100 MB", "ms", 1.0, "≤ 1.0", w1),
     "W2": ("read offset 900001 limit 100, same file", "ms", 1.0, "≤ 1.0", w2),
@@ -801,6 +882,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "W8": ("read 10-line file, MemoryFileSystem", "µs", 2.0, "≤ 2.0", w8),
     "W9": ("64 concurrent cold reads of 1 MB files", "ms", 1 / 1.1, "≤ 0.91 (1.1×)", w9),
     "W10": ("W7 among 20,000 files", "ms", 1.25, "≤ 1.25", w10),
+    "G1": ("glob '**/*.py', seam path, site-packages copy", "ms", None, "—", g1),
+    "G2": ("grep a literal, seam path, same tree", "ms", None, "—", g2),
     "S1": ("start-up: one dsh-fs call read process", "ms", 2.0, "≤ 2.0", s1),
     "S2": ("start-up: dsh-fs mcp, spawn → tools/list", "ms", 1.15, "≤ 1.15", s2),
 }
@@ -815,6 +898,8 @@ BASELINE_NAMES = {
     "W8": "stat+read_text+window+text+value",
     "W9": "same 64 cold reads, sequential",
     "W10": "durable floor in that directory",
+    "G1": "scandir walk + name match + mtime sort",
+    "G2": "scandir walk + read + strict decode + count",
     "S1": f"python -c '{IMPORT_FLOOR}'",
     "S2": "python -c 'import mcp.server…'",
 }

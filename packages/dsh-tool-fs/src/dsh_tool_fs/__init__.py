@@ -9,7 +9,8 @@
 
 Each tool is one :class:`ToolSpec` (:mod:`dsh_tool_fs.tools`): its argument
 model (a pydantic model: schema and validation), description, guidance, MCP
-metadata, body and renderer.
+metadata, body and renderer. Other distributions add tools through the
+``dsh_tool_fs.tools`` entry points (:func:`installed_tools`).
 """
 
 from .arguments import (
@@ -36,12 +37,13 @@ from .formats import (
 )
 from .host import Session, ToolCall, ToolError, ToolFs, ToolResult
 from .spec import ToolOutput, ToolSpec
-from .tools import TOOLS
+from .tools import TOOLS, TOOLS_GROUP, UnknownToolError, installed_tools
 
 __version__ = "0.2.0"
 
 __all__ = [
     "TOOLS",
+    "TOOLS_GROUP",
     "Execution",
     "FilePath",
     "Integer",
@@ -61,6 +63,8 @@ __all__ = [
     "ToolOutput",
     "ToolResult",
     "ToolSpec",
+    "UnknownToolError",
+    "installed_tools",
     "instructions",
     "to_anthropic_tools",
     "to_mcp_tools",
