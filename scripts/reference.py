@@ -27,7 +27,8 @@ from dsh_fs.preconditions import not_found, not_regular
 from dsh_fs.text import decode_text
 from dsh_fs_memory import MemoryFileSystem
 from dsh_fs_policy import FsPolicy
-from dsh_tool_fs import TOOLS, Session, ToolFs, ToolFsConfig, ToolResult
+from dsh_tool_fs import Session, ToolFs, ToolFsConfig, ToolResult
+from dsh_tool_fs.tools import installed_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "reference"
@@ -78,6 +79,9 @@ TREE: dict[str, str | bytes] = {
 }
 
 
+TREE_MODIFIED_NS = 1_767_225_600_000_000_000  # 2026-01-01, then a second apart in TREE's order
+
+
 @dataclass(frozen=True)
 class Case:
     """One example call and what it is an example of."""
@@ -106,6 +110,9 @@ ARGUMENT_CASES = [
     Case("empty old_string", "edit", {"file_path": "a.txt", "old_string": "", "new_string": "x"}),
     Case("old_string equals new_string", "edit", {
         "file_path": "a.txt", "old_string": "a", "new_string": "a"}),
+    Case("blank pattern", "glob", {"pattern": " "}),
+    Case("blank include", "grep", {"pattern": "x", "include": ""}),
+    Case("not an RE2 expression", "grep", {"pattern": "(a"}),
     Case("unknown tool", "search_everything", {}),
 ]
 
@@ -120,6 +127,10 @@ FILE_CASES = [
     Case("list: a file", "list", {"path": "a.txt"}),
     Case("list: offset past the end", "list", {"path": "src", "offset": 5}),
     Case("outside the workspace", "read", {"file_path": "/etc/passwd"}),
+    Case("glob: absent", "glob", {"pattern": "*", "path": "nowhere"}),
+    Case("glob: a file", "glob", {"pattern": "*", "path": "a.txt"}),
+    Case("glob: offset past the end", "glob", {"pattern": "*.py", "offset": 3}),
+    Case("grep: outside the workspace", "grep", {"pattern": "x", "path": "/etc"}),
     Case("write: existing file not read first", "write", {"file_path": "a.txt", "content": "x"}),
     Case("write: onto a directory", "write", {"file_path": "src", "content": "x"}),
     Case("edit: not read first", "edit", {
@@ -163,14 +174,23 @@ RESULT_CASES = [
     Case("(a read, not shown)", "read", {"file_path": "twice.txt"}),
     Case("edit: replace_all", "edit", {
         "file_path": "twice.txt", "old_string": "x", "new_string": "z", "replace_all": True}),
+    Case("glob: every file of a kind", "glob", {"pattern": "*.txt"}),
+    Case("glob: nothing found", "glob", {"pattern": "*.rs"}),
+    Case("grep: matches in files", "grep", {"pattern": "^line 1[0-2]$|beta|print"}),
+    Case("grep: one file", "grep", {"pattern": "line 2500", "path": "long.txt"}),
+    Case("grep: nothing", "grep", {"pattern": "zebra"}),
+    Case("grep: more matches remain (`grep_max_matches` 3)", "grep", {"pattern": "line"}),
+    Case("grep: from an offset", "grep", {"pattern": "line 249", "offset": 9}),
 ]
 
-SMALL_CONFIG = {"list_max_entries": 3, "read_max_bytes": 120}
+SMALL_CONFIG = {"list_max_entries": 3, "read_max_bytes": 120, "grep_max_matches": 3}
 
 
 def _host(config: dict[str, int] | None = None) -> tuple[ToolFs, MemoryFileSystem]:
     fs = MemoryFileSystem(cwd=WORKSPACE, files=dict(TREE))
-    return ToolFs(fs, plugins=[FsPolicy()], config=config), fs
+    for n, path in enumerate(TREE):  # search sorts newest first: the same order every run
+        fs.set_modified_ns(path, TREE_MODIFIED_NS + n * 1_000_000_000)
+    return ToolFs(fs, plugins=[FsPolicy()], config=config, tools=installed_tools()), fs
 
 
 async def _run(host: ToolFs, fs: MemoryFileSystem, cases: Sequence[Case]) -> list[ToolResult]:
@@ -216,7 +236,7 @@ def _transcripts(cases: Sequence[Case], results: Sequence[ToolResult]) -> list[s
 
 def render_tools() -> str:
     host, _ = _host()
-    specs = {spec.name: spec for spec in TOOLS}
+    specs = {spec.name: spec for spec in installed_tools()}
     lines = [HEADER + "# Tools", ""]
     lines += [
         "What the model is told about each tool (the definitions under the default "
