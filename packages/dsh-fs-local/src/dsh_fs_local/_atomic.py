@@ -49,7 +49,6 @@ from ._os_errors import os_failure
 from ._paths import version_of
 from ._reading import READ_FLAGS, read_all
 
-
 _UMASK_GUARD = threading.Lock()
 
 
@@ -549,11 +548,14 @@ def mutate(
             raise OSError(errno.EACCES, os.strerror(errno.EACCES))
         source = None if current is None else _open_current(spot, current, verb, display_path)
         try:
-            previous = None
             in_place = current is not None and current.st_nlink > 1 and not workspace.contained
-            if source is not None and current is not None:
-                if in_place or previous_max is None or current.st_size <= previous_max:
-                    previous = read_all(source, current.st_size, verb, display_path)
+            previous = None
+            if (
+                source is not None
+                and current is not None
+                and (in_place or previous_max is None or current.st_size <= previous_max)
+            ):
+                previous = read_all(source, current.st_size, verb, display_path)
             data = plan(previous)
             if in_place and current is not None and previous is not None:
                 version = _rewrite_in_place(spot, data, previous, current)

@@ -16,10 +16,10 @@ from ._errors import FsError, FsErrorCode
 from ._types import FsEditRequest
 
 __all__ = [
-    "LARGE_FILE_BYTES",
     "BINARY_SNIFF_BYTES",
     "BOM",
     "EDIT_GROWTH_MAX_BYTES",
+    "LARGE_FILE_BYTES",
     "LINE_ENDING_SNIFF_CHARS",
     "AppliedEdit",
     "Bytes",

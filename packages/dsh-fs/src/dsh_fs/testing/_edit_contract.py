@@ -438,14 +438,11 @@ class EditContract(ContractBase):
             "f.txt",
             FsEditRequest("x", "y" * (20 * 1024), replace_all=True),
             FsErrorCode.FS_TOO_LARGE,
-            f'cannot edit "<p>": the edit would grow the file by {growth} bytes'
-            " (limit 16777216)",
+            f'cannot edit "<p>": the edit would grow the file by {growth} bytes (limit 16777216)',
         )
 
     @pytest.mark.anyio
-    async def test_edit_growth_counts_the_line_endings_written_back(
-        self, scratch: Scratch
-    ) -> None:
+    async def test_edit_growth_counts_the_line_endings_written_back(self, scratch: Scratch) -> None:
         """In a CRLF file every ``\\n`` of ``new_string`` is stored as two bytes: 8 MiB
         newlines would grow an LF file by 8 MiB, this one by just over 16 MiB."""
         scratch.put("f.txt", b"a\r\nb\r\n")
