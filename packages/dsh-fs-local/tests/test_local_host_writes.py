@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from subprocess import CompletedProcess
+from typing import Any
 
 import anyio
 import pytest
@@ -111,6 +112,27 @@ async def test_a_new_file_gets_0666_minus_the_umask_in_force_at_the_write(
     finally:
         os.umask(previous)
     assert mode_of(at(scratch, "new.txt")) == 0o666 & ~mask == mode_of(at(scratch, "plain.txt"))
+
+
+def test_without_proc_the_umask_is_still_read_and_left_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_open = os.open
+
+    def no_proc(path: str, *args: Any, **kwargs: Any) -> int:
+        if path == "/proc/self/status":
+            raise FileNotFoundError(2, "No such file or directory")
+        return real_open(path, *args, **kwargs)
+
+    previous = os.umask(0o027)
+    try:
+        monkeypatch.setattr(os, "open", no_proc)
+        assert process_umask() == 0o027
+        assert new_file_mode() == 0o640
+        monkeypatch.undo()
+        assert _current_umask() == 0o027
+    finally:
+        os.umask(previous)
 
 
 def _current_umask() -> int:
