@@ -388,15 +388,32 @@ def test_reads_through_a_dotdot_link_survive_renames_elsewhere(
 
 # -- 2. bounded memory under a changing file ------------------------------------------------------
 
-GROWN = r"""
+GRANDCHILD = r"""
 import json, os, resource, sys, traceback, anyio
 from dsh_fs import FsError
 from dsh_fs_local import LocalFileSystem
+from dsh_tool_fs import ToolFs
 
 pid = os.fork()  # ru_maxrss survives execve: a forked grandchild measures from its own size
 if pid:
     _, status = os.waitpid(pid, 0)
     sys.exit(os.waitstatus_to_exitcode(status))
+"""
+"""The start of a measuring child script; it defines ``async def main(*argv)`` next."""
+RUN = r"""
+try:  # main(*arguments), on the event loop named by the last one
+    anyio.run(main, *sys.argv[1:-1], backend=sys.argv[-1])
+    sys.stdout.flush()
+    os._exit(0)
+except BaseException:
+    traceback.print_exc()
+    sys.stderr.flush()
+    os._exit(1)
+"""
+
+GROWN = (
+    GRANDCHILD
+    + r"""
 
 async def main(path, grown):
     fs = LocalFileSystem(os.path.dirname(path))
@@ -411,16 +428,9 @@ async def main(path, grown):
         answer = str(err)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"size_at_stat": info.size, "answer": answer, "growth_kib": after - before}))
-
-try:
-    anyio.run(main, *sys.argv[1:3], backend=sys.argv[3])
-    sys.stdout.flush()
-    os._exit(0)
-except BaseException:
-    traceback.print_exc()
-    sys.stderr.flush()
-    os._exit(1)
 """
+    + RUN
+)
 
 
 @pytest.mark.parametrize("start", [b"", b"small text\n"], ids=["empty", "small"])
@@ -453,15 +463,9 @@ while True:
     time.sleep(0.0001)
 """
 
-FLIPPED_READS = r"""
-import json, os, resource, sys, traceback, anyio
-from dsh_tool_fs import ToolFs
-from dsh_fs_local import LocalFileSystem
-
-pid = os.fork()
-if pid:
-    _, status = os.waitpid(pid, 0)
-    sys.exit(os.waitstatus_to_exitcode(status))
+FLIPPED_READS = (
+    GRANDCHILD
+    + r"""
 
 async def main(path, reads):
     tools = ToolFs(LocalFileSystem(os.path.dirname(path)))
@@ -479,16 +483,9 @@ async def main(path, reads):
         answers[key] = answers.get(key, 0) + 1
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"answers": answers, "growth_kib": after - before}))
-
-try:
-    anyio.run(main, *sys.argv[1:3], backend=sys.argv[3])
-    sys.stdout.flush()
-    os._exit(0)
-except BaseException:
-    traceback.print_exc()
-    sys.stderr.flush()
-    os._exit(1)
 """
+    + RUN
+)
 
 
 @pytest.mark.parametrize(
@@ -524,14 +521,9 @@ def test_reads_of_a_file_flipping_between_empty_and_4_gib_stay_bounded(
 
 # -- 6b. a huge previous content is not carried ----------------------------------------------------
 
-OVERWRITE = r"""
-import json, os, resource, sys, traceback, anyio
-from dsh_fs_local import LocalFileSystem
-
-pid = os.fork()
-if pid:
-    _, status = os.waitpid(pid, 0)
-    sys.exit(os.waitstatus_to_exitcode(status))
+OVERWRITE = (
+    GRANDCHILD
+    + r"""
 
 async def main(path):
     fs = LocalFileSystem(os.path.dirname(path))
@@ -544,16 +536,9 @@ async def main(path):
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"operation": outcome.operation, "before": outcome.before,
                       "growth_kib": after - before}))
-
-try:
-    anyio.run(main, sys.argv[1], backend=sys.argv[2])
-    sys.stdout.flush()
-    os._exit(0)
-except BaseException:
-    traceback.print_exc()
-    sys.stderr.flush()
-    os._exit(1)
 """
+    + RUN
+)
 
 
 def test_overwriting_a_large_file_never_reads_it_whole(
