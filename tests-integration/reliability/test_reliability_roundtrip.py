@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from dsh_fs import load_plugin
-from dsh_fs_local import NEW_FILE_MODE, LocalFileSystem
+from dsh_fs_local import LocalFileSystem, new_file_mode
 from dsh_reliability_kit import leftovers, snapshot_tree
 from dsh_tool_fs import Session, ToolFs, ToolResult
 
@@ -155,7 +155,7 @@ async def test_owner_and_group_are_kept(root: Path, tool: str) -> None:
 async def test_new_file_gets_the_umask_mode_and_missing_directories(root: Path) -> None:
     agent = Agent(root)
     await agent.ok("write", file_path="a/b/c/new.txt", content="x\n")
-    assert stat.S_IMODE(os.stat(root / "a/b/c/new.txt").st_mode) == NEW_FILE_MODE
+    assert stat.S_IMODE(os.stat(root / "a/b/c/new.txt").st_mode) == new_file_mode()
     assert (root / "a/b/c/new.txt").read_bytes() == b"x\n"
 
 

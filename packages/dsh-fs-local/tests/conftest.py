@@ -144,6 +144,49 @@ def run_python() -> RunPython:
 
 
 AsNobody = Callable[[Callable[[], Any]], Any]
+AsUser = Callable[..., Any]
+"""``as_user(fn, uid, gid, groups=())``: ``fn()`` in a forked child running as that user."""
+
+
+def _run_as(fn: Callable[[], Any], uid: int, gid: int, groups: Iterable[int] = ()) -> Any:
+    """Run ``fn`` in a forked child that dropped to ``uid``/``gid`` (and ``groups``)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        os.close(read_end)
+        try:
+            os.setgroups(list(groups))
+            os.setgid(gid)
+            os.setuid(uid)
+            payload: tuple[bool, Any] = (True, fn())
+        except BaseException as exc:
+            payload = (False, exc)
+        with os.fdopen(write_end, "wb") as out:
+            pickle.dump(payload, out)
+        os._exit(0)
+    os.close(write_end)
+    deadline = time.monotonic() + 30
+    chunks: list[bytes] = []
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            ready, _, _ = select.select([read_end], [], [], max(remaining, 0))
+            if not ready:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                pytest.fail("the unprivileged child did not finish within 30 s")
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+    os.waitpid(pid, 0)
+    data = b"".join(chunks)
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return value
 
 
 @pytest.fixture
@@ -166,47 +209,21 @@ def as_nobody() -> Iterator[AsNobody]:
     # The child cannot import anything from under /root: load lazily imported
     # modules the backend needs while still privileged.
     codecs.lookup("utf-8-sig")
+    yield lambda fn: _run_as(fn, 65534, 65534)
 
-    def run(fn: Callable[[], Any]) -> Any:
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - child
-            os.close(read_end)
-            try:
-                os.setgroups([])
-                os.setgid(65534)
-                os.setuid(65534)
-                payload: tuple[bool, Any] = (True, fn())
-            except BaseException as exc:
-                payload = (False, exc)
-            with os.fdopen(write_end, "wb") as out:
-                pickle.dump(payload, out)
-            os._exit(0)
-        os.close(write_end)
-        deadline = time.monotonic() + 30
-        chunks: list[bytes] = []
-        try:
-            while True:
-                remaining = deadline - time.monotonic()
-                ready, _, _ = select.select([read_end], [], [], max(remaining, 0))
-                if not ready:
-                    os.kill(pid, 9)
-                    os.waitpid(pid, 0)
-                    pytest.fail("the unprivileged child did not finish within 30 s")
-                chunk = os.read(read_end, 65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        finally:
-            os.close(read_end)
-        os.waitpid(pid, 0)
-        data = b"".join(chunks)
-        ok, value = pickle.loads(data)
-        if not ok:
-            raise value
-        return value
 
-    yield run
+@pytest.fixture
+def as_user() -> AsUser:
+    """Run a function as any user and groups, in a forked child (as ``as_nobody``).
+
+    For the checks of a second local user sharing the workspace: as root,
+    the test makes the users on the fly (plain numeric ids: the kernel needs
+    no account to run a process as one) and drops to them in children.
+    """
+    if os.geteuid() != 0:
+        pytest.skip("running a check as two different users needs root (CI runs as root)")
+    codecs.lookup("utf-8-sig")
+    return _run_as
 
 
 @pytest.fixture

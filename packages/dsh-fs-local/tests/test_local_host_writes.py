@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from subprocess import CompletedProcess
+from typing import Any
 
 import anyio
 import pytest
@@ -23,7 +24,7 @@ from dsh_fs import (
 )
 from dsh_fs.testing import Scratch
 from dsh_fs.testing._expect import expect_fs_error
-from dsh_fs_local import NEW_FILE_MODE, UMASK, LocalFileSystem
+from dsh_fs_local import LocalFileSystem, new_file_mode, process_umask
 
 pytestmark = pytest.mark.anyio
 
@@ -95,12 +96,43 @@ async def test_an_existing_file_keeps_its_permission_bits(scratch: Scratch, mode
     assert mode_of(at(scratch, "tool.sh")) == mode
 
 
-async def test_a_new_file_gets_0666_minus_the_umask(scratch: Scratch) -> None:
-    assert _current_umask() == UMASK
-    assert NEW_FILE_MODE == 0o666 & ~UMASK
-    await scratch.fs.write_text(await scratch.fs.resolve("new.txt"), "x")
-    touch(at(scratch, "plain.txt"))
-    assert mode_of(at(scratch, "new.txt")) == NEW_FILE_MODE == mode_of(at(scratch, "plain.txt"))
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+async def test_a_new_file_gets_0666_minus_the_umask_in_force_at_the_write(
+    scratch: Scratch, mask: int
+) -> None:
+    """The umask is read at each write, not once at import: a host that tightens
+    it later (to 077) gets 0600 files from then on (issue 19: 0644 before)."""
+    previous = os.umask(mask)
+    try:
+        assert process_umask() == mask == _current_umask()  # read, and left as it was
+        assert new_file_mode() == 0o666 & ~mask
+        await scratch.fs.write_text(await scratch.fs.resolve("new.txt"), "x")
+        assert _current_umask() == mask
+        touch(at(scratch, "plain.txt"))
+    finally:
+        os.umask(previous)
+    assert mode_of(at(scratch, "new.txt")) == 0o666 & ~mask == mode_of(at(scratch, "plain.txt"))
+
+
+def test_without_proc_the_umask_is_still_read_and_left_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_open = os.open
+
+    def no_proc(path: str, *args: Any, **kwargs: Any) -> int:
+        if path == "/proc/self/status":
+            raise FileNotFoundError(2, "No such file or directory")
+        return real_open(path, *args, **kwargs)
+
+    previous = os.umask(0o027)
+    try:
+        monkeypatch.setattr(os, "open", no_proc)
+        assert process_umask() == 0o027
+        assert new_file_mode() == 0o640
+        monkeypatch.undo()
+        assert _current_umask() == 0o027
+    finally:
+        os.umask(previous)
 
 
 def _current_umask() -> int:

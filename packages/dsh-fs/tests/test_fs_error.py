@@ -24,6 +24,7 @@ def test_error_codes_are_exactly_the_documented_set() -> None:
         "FS_ABORTED",
         "FS_OUTSIDE_WORKSPACE",
         "FS_READ_ONLY",
+        "FS_TOO_LARGE",
     ]
     assert all(code == code.name for code in FsErrorCode)
 

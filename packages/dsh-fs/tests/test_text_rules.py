@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import re
+from unittest import mock
 
 import pytest
 from dsh_fs import FsEditRequest, FsError, FsErrorCode
+from dsh_fs import text as text_rules
 from dsh_fs.text import (
     BINARY_SNIFF_BYTES,
     BOM,
+    EDIT_GROWTH_MAX_BYTES,
     StreamDecoder,
     apply_edit,
     decode_previous,
@@ -267,3 +271,50 @@ def test_decode_previous_is_normalized_text_or_none(data: bytes) -> None:
     except FsError:
         expected = None
     assert decode_previous(data) == expected
+
+
+@given(
+    lines=st.lists(st.sampled_from(["a", "ab", "é", "a\u00e9a", ""]), min_size=1, max_size=12),
+    new=st.sampled_from(["", "x", "\n", "é\né", "long replacement text\n\n"]),
+    crlf=st.booleans(),
+    bom=st.booleans(),
+    replace_all=st.booleans(),
+)
+def test_the_growth_an_edit_reports_is_what_it_would_add(
+    lines: list[str], new: str, crlf: bool, bom: bool, replace_all: bool
+) -> None:
+    """With a limit below any growth, the message names exactly ``len(new) - len(old)``
+    of the bytes the edit would store (files with one line ending)."""
+    body = ("\r\n" if crlf else "\n").join([*lines, "a"]).encode()
+    raw = BOM + body if bom else body
+    edit = FsEditRequest("a", new, replace_all=True) if replace_all else FsEditRequest("a", new)
+    try:
+        data = apply_edit(raw, edit, P).data
+    except FsError:
+        return  # ambiguous: nothing is built, nothing to compare
+    with (
+        mock.patch.object(text_rules, "EDIT_GROWTH_MAX_BYTES", -(10**9)),
+        pytest.raises(FsError) as caught,
+    ):
+        apply_edit(raw, edit, P)
+    assert caught.value.code is FsErrorCode.FS_TOO_LARGE
+    reported = re.fullmatch(
+        r'cannot edit ".*": the edit would grow the file by (-?\d+) bytes.*', str(caught.value)
+    )
+    assert reported is not None and int(reported[1]) == len(data) - len(raw)
+
+
+def test_an_edit_of_a_mixed_line_ending_file_is_bounded_too() -> None:
+    raw = b"a\r\nb\r\nc\n"  # CRLF dominant, one bare LF: the general path
+    with pytest.raises(FsError) as caught:
+        apply_edit(raw, FsEditRequest("b", "\n" * (EDIT_GROWTH_MAX_BYTES // 2 + 1)), P)
+    assert (str(caught.value), caught.value.code) == (
+        f'cannot edit "{P}": the edit would grow the file by {EDIT_GROWTH_MAX_BYTES + 1} bytes'
+        " (limit 16777216)",
+        FsErrorCode.FS_TOO_LARGE,
+    )
+
+
+def test_a_previous_content_over_10_mib_is_not_carried() -> None:
+    assert decode_previous(b"x" * (10 * 1024 * 1024 + 1)) is None
+    assert decode_previous(b"x" * (10 * 1024 * 1024)) == "x" * (10 * 1024 * 1024)

@@ -4,9 +4,9 @@ Realpath identity, strict UTF-8 reads that never block on special files,
 one-``scandir`` listings and atomic, crash-safe, cross-process-locked writes.
 """
 
-from ._atomic import NEW_FILE_MODE, UMASK
+from ._atomic import new_file_mode, process_umask
 from ._local import LocalFileSystem
 
 __version__ = "0.2.0"
 
-__all__ = ["NEW_FILE_MODE", "UMASK", "LocalFileSystem"]
+__all__ = ["LocalFileSystem", "new_file_mode", "process_umask"]

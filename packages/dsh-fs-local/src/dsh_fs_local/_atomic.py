@@ -30,6 +30,7 @@ import contextlib
 import errno
 import fcntl
 import itertools
+import logging
 import os
 import re
 import secrets
@@ -48,29 +49,45 @@ from ._os_errors import os_failure
 from ._paths import version_of
 from ._reading import READ_FLAGS, read_all
 
+_UMASK_GUARD = threading.Lock()
 
-def _process_umask() -> int:
-    """The umask, read without changing it (``/proc/self/status``, Linux ≥ 4.7).
 
-    Elsewhere it falls back to setting and restoring it once, at import time,
-    before the backend starts any thread of its own.
+def process_umask() -> int:
+    """The umask in force now, read without changing it (``/proc/self/status``, Linux ≥ 4.7).
+
+    Read at every creation, not once: a host may tighten its umask after the
+    backend was imported. It costs about 12 µs (the kernel formats the whole
+    status file), paid by creates only: an update keeps the old mode. Where
+    there is no such file, the umask is swapped for ``0o077`` and put back at
+    once (under a lock, so two writers of this module never interleave): a
+    file another thread creates in that instant gets the stricter mask,
+    never a looser one.
     """
     try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
+        fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            status = os.read(fd, 4096)  # "Umask:" is the second line
+        finally:
+            os.close(fd)
+        start = status.index(b"\nUmask:") + len(b"\nUmask:")
+        return int(status[start : status.index(b"\n", start)], 8)
+    except (OSError, ValueError):
         pass
-    mask = os.umask(0o022)
-    os.umask(mask)
+    with _UMASK_GUARD:
+        mask = os.umask(0o077)
+        os.umask(mask)
     return mask
 
 
-UMASK = _process_umask()
-"""The process umask when the backend was imported."""
-NEW_FILE_MODE = 0o666 & ~UMASK
-"""Permission bits of a file the backend creates (what ``open()`` would give it)."""
+def new_file_mode() -> int:
+    """Permission bits of a file the backend creates now: ``0o666 & ~umask``, as ``open()``."""
+    return 0o666 & ~process_umask()
+
+
+_SET_ID = st.S_ISUID | st.S_ISGID
+_COPIED_XATTRS = ("user.", "system.posix_acl_access")
+"""Extended attributes a replaced file hands on: user attributes and its access ACL."""
+_log = logging.getLogger("dsh_fs_local")
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _REWRITE_FLAGS = os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -116,14 +133,18 @@ def sweep_stale_temporaries(spot: Spot) -> bool:
     """Remove the ``.tmp`` companions in the spot's directory whose process no longer runs;
     whether the directory is now known to hold none.
 
-    The directory is listed and cleaned through its descriptor (never by
-    path). A name carrying our own pid is stale only when it is not one of
-    this process's in-flight temporaries (an earlier process with the same
-    pid, e.g. pid 1 of a restarted container).
+    Only what a crashed writer of this backend can have left is removed: a
+    name of the temporary pattern whose process is gone, and a regular file
+    owned by this process's user — never a user's own file that merely
+    looks like one, another user's, a directory or a link. The directory is
+    listed and cleaned through its descriptor (never by path). A name
+    carrying our own pid is stale only when it is not one of this process's
+    in-flight temporaries (an earlier process with the same pid, e.g. pid 1
+    of a restarted container).
     """
     if not spot.readable:
         return False
-    own = os.getpid()
+    own, me = os.getpid(), os.geteuid()
     verdicts: dict[int, bool] = {}
     try:
         names = os.listdir(spot.dir_fd)
@@ -144,12 +165,21 @@ def sweep_stale_temporaries(spot: Spot) -> bool:
             if pid not in verdicts:
                 verdicts[pid] = _process_gone(pid)
             stale = verdicts[pid]
-        if stale:
+        if stale and _ours(spot, name, me):
             with contextlib.suppress(OSError):
                 os.unlink(name, dir_fd=spot.dir_fd)
                 continue
         clean = False  # a temporary stays: the next mutation must look again
     return clean
+
+
+def _ours(spot: Spot, name: str, uid: int) -> bool:
+    """Whether ``name`` in the spot's directory is a regular file owned by ``uid``."""
+    try:
+        info = os.stat(name, dir_fd=spot.dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return st.S_ISREG(info.st_mode) and info.st_uid == uid
 
 
 _clean: dict[tuple[int, int], int] = {}
@@ -252,13 +282,17 @@ def _fsync_directory(spot: Spot) -> None:
             os.fsync(spot.dir_fd)
 
 
-def _replace_via_temporary(spot: Spot, data: bytes, current: os.stat_result | None) -> str:
+def _replace_via_temporary(
+    spot: Spot, data: bytes, current: os.stat_result | None, source: int | None
+) -> str:
     """Publish ``data`` by renaming an ``fsync``ed temporary over the spot's name.
 
-    Everything happens relative to the spot's directory descriptor. The
-    returned version comes from the temporary's descriptor, kept open across
-    the rename and the directory ``fsync``: it is the file this call wrote (no
-    second lookup of the name).
+    Everything happens relative to the spot's directory descriptor. A
+    replaced file (``current``, open as ``source``) hands on its owner,
+    group, mode and extended attributes first (:func:`_hand_on_metadata`).
+    The returned version comes from the temporary's descriptor, kept open
+    across the rename and the directory ``fsync``: it is the file this call
+    wrote (no second lookup of the name).
     """
     directory = spot.dir_fd
     temp = companion_name(spot.name, "tmp")
@@ -270,17 +304,10 @@ def _replace_via_temporary(spot: Spot, data: bytes, current: os.stat_result | No
         try:
             try:
                 _write_all(fd, data)
-                if current is not None:
-                    mine = os.fstat(fd)
-                    if (mine.st_uid, mine.st_gid) != (current.st_uid, current.st_gid):
-                        try:
-                            os.fchown(fd, current.st_uid, current.st_gid)
-                        except OSError as exc:
-                            if exc.errno not in (errno.EPERM, errno.EINVAL):
-                                raise
-                    os.fchmod(fd, st.S_IMODE(current.st_mode))
+                if current is not None and source is not None:
+                    _hand_on_metadata(source, fd, current, spot.path)
                 else:
-                    os.fchmod(fd, NEW_FILE_MODE)
+                    os.fchmod(fd, new_file_mode())
                 os.fsync(fd)
                 os.rename(temp, spot.name, src_dir_fd=directory, dst_dir_fd=directory)
             except BaseException:
@@ -294,6 +321,68 @@ def _replace_via_temporary(spot: Spot, data: bytes, current: os.stat_result | No
     finally:
         with _in_flight_guard:
             _in_flight.discard(flight)
+
+
+def _hand_on_metadata(source: int, fd: int, current: os.stat_result, path: str) -> None:
+    """Give the new file ``fd`` what the replaced file (``current``, open as ``source``) had.
+
+    Owner and group where this process may set them: one ``fchown`` for
+    both, and when that is refused, the group alone, so that a member of the
+    file's group who may not take the owner still keeps the group. The
+    permission bits then, without ``S_ISUID``/``S_ISGID`` when the owner was
+    not kept (set-id never changes hands: a non-owner's write loses them, as
+    the kernel does) or when the replaced file had other hard links (the new
+    file is not the program those links name). Last the extended attributes.
+    """
+    mine = os.fstat(fd)
+    owner_kept = mine.st_uid == current.st_uid
+    group_kept = mine.st_gid == current.st_gid
+    if not (owner_kept and group_kept):
+        if _try_fchown(fd, current.st_uid, current.st_gid):
+            owner_kept = group_kept = True
+        elif not group_kept:
+            group_kept = _try_fchown(fd, -1, current.st_gid)
+    mode = st.S_IMODE(current.st_mode)
+    if not owner_kept or current.st_nlink > 1:
+        mode &= ~_SET_ID
+    elif not group_kept:
+        mode &= ~st.S_ISGID
+    os.fchmod(fd, mode)
+    _copy_extended_attributes(source, fd, path)
+
+
+def _try_fchown(fd: int, uid: int, gid: int) -> bool:
+    """``fchown``; whether it was allowed (``EPERM``/``EINVAL`` are answers, not failures)."""
+    try:
+        os.fchown(fd, uid, gid)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EINVAL):
+            raise
+        return False
+    return True
+
+
+def _copy_extended_attributes(source: int, fd: int, path: str) -> None:
+    """Copy the ``user.*`` attributes and the access ACL of ``source`` to ``fd``.
+
+    One ``flistxattr`` per write; nothing more when the file has none (the
+    common case). An attribute that cannot be read or set (a filesystem
+    without ACLs, a value too large, a name this process may not write) is
+    named in the ``dsh_fs_local`` log and skipped: the write still succeeds.
+    """
+    try:
+        names = os.listxattr(source)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            _log.warning("cannot list the extended attributes of %r: %s", path, exc)
+        return
+    for name in names:
+        if not name.startswith(_COPIED_XATTRS):
+            continue
+        try:
+            os.setxattr(fd, name, os.getxattr(source, name))
+        except OSError as exc:
+            _log.warning("extended attribute %s of %r not kept: %s", name, path, exc)
 
 
 def _rewrite_in_place(spot: Spot, data: bytes, previous: bytes, current: os.stat_result) -> str:
@@ -342,20 +431,23 @@ def _rewrite_in_place(spot: Spot, data: bytes, previous: bytes, current: os.stat
     return version
 
 
-def _read_current(spot: Spot, current: os.stat_result, verb: str, display_path: str) -> bytes:
+def _open_current(spot: Spot, current: os.stat_result, verb: str, display_path: str) -> int:
+    """A read descriptor of the file ``current`` describes (``FS_IO_ERROR`` if it was swapped)."""
     try:
         fd = os.open(spot.name, READ_FLAGS | os.O_NOFOLLOW, dir_fd=spot.dir_fd)
     except OSError as exc:
         raise os_failure(verb, display_path, exc) from exc
     try:
         opened = os.fstat(fd)
-        if (opened.st_dev, opened.st_ino) != (current.st_dev, current.st_ino):
-            raise FsError.cannot(
-                verb, display_path, "file changed during the operation", FsErrorCode.FS_IO_ERROR
-            )
-        return read_all(fd, opened.st_size, verb, display_path)
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    if (opened.st_dev, opened.st_ino) != (current.st_dev, current.st_ino):
+        os.close(fd)
+        raise FsError.cannot(
+            verb, display_path, "file changed during the operation", FsErrorCode.FS_IO_ERROR
+        )
+    return fd
 
 
 _EFFECTIVE_IDS = os.access in os.supports_effective_ids
@@ -404,17 +496,26 @@ def _read_only_refusal(reach: Reach, key: str, verb: str, display_path: str) -> 
 
 
 def mutate(
-    reach: Reach, key: str, display_path: str, verb: str, check: Check, plan: Plan
-) -> tuple[str, bytes | None]:
-    """Run one mutation of ``key``; returns the new version and the previous bytes.
+    reach: Reach,
+    key: str,
+    display_path: str,
+    verb: str,
+    check: Check,
+    plan: Plan,
+    previous_max: int | None = None,
+) -> tuple[str, bool, bytes | None]:
+    """Run one mutation of ``key``; returns the new version, whether a file was replaced,
+    and the previous bytes.
 
     The workspace refusal comes first (outside, then read-only), before
     anything is looked up. ``check`` then sees the current state (it raises
     for a special file, a stale version or a failed intent); ``plan`` turns
     the previous bytes into the new ones (it may raise, e.g. an edit that does
-    not match). Every step after the refusal works through the descriptor of
-    the target's directory, reached beneath its root. Any ``FsError`` leaves
-    the target and the directory exactly as they were.
+    not match). A previous file larger than ``previous_max`` is not read
+    (``plan`` and the result see ``None``), unless its bytes are needed for
+    an in-place rewrite. Every step after the refusal works through the
+    descriptor of the target's directory, reached beneath its root. Any
+    ``FsError`` leaves the target and the directory exactly as they were.
     """
     workspace = reach.workspace
     workspace.check(verb, display_path, key, write=False)
@@ -450,17 +551,24 @@ def mutate(
             # Replacing by rename only needs the directory's permission; a
             # read-only file is still not ours to change (as open() would say).
             raise OSError(errno.EACCES, os.strerror(errno.EACCES))
-        previous = None if current is None else _read_current(spot, current, verb, display_path)
-        data = plan(previous)
-        if (
-            current is not None
-            and previous is not None
-            and current.st_nlink > 1
-            and not workspace.contained
-        ):
-            version = _rewrite_in_place(spot, data, previous, current)
-        else:
-            version = _replace_via_temporary(spot, data, current)
+        source = None if current is None else _open_current(spot, current, verb, display_path)
+        try:
+            in_place = current is not None and current.st_nlink > 1 and not workspace.contained
+            previous = None
+            if (
+                source is not None
+                and current is not None
+                and (in_place or previous_max is None or current.st_size <= previous_max)
+            ):
+                previous = read_all(source, current.st_size, verb, display_path)
+            data = plan(previous)
+            if in_place and current is not None and previous is not None:
+                version = _rewrite_in_place(spot, data, previous, current)
+            else:
+                version = _replace_via_temporary(spot, data, current, source)
+        finally:
+            if source is not None:
+                os.close(source)
         if clean:
             _remember_clean(spot)
     except BaseException as exc:
@@ -473,4 +581,4 @@ def mutate(
         raise os_failure(verb, display_path, exc) from exc
     spot.close()
     created.close()
-    return version, previous
+    return version, current is not None, previous

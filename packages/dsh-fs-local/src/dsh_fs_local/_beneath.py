@@ -81,8 +81,11 @@ _RESOLVE_BENEATH: Final = 0x08
 _SYS_OPENAT2: Final = 437  # the unified syscall table: x86_64, aarch64 and the rest but alpha
 _PROC_SUPER_MAGIC: Final = 0x9FA0
 _PROC_FD: Final = "/proc/self/fd/"
-_DECIDE: Final = frozenset({errno.EXDEV, errno.ELOOP})
-"""``openat2`` errors that the walk decides (an inside absolute link, a magic link, a loop)."""
+_DECIDE: Final = frozenset({errno.EXDEV, errno.ELOOP, errno.EAGAIN})
+"""``openat2`` errors that the walk decides: an inside absolute link, a magic link, a
+loop, and a ``..`` lookup that a rename elsewhere kept failing (``EAGAIN``, retried first)."""
+_EAGAIN_TRIES: Final = 4
+"""``openat2`` calls made while it answers ``EAGAIN`` before the walk answers instead."""
 
 
 class Refused(Exception):
@@ -147,11 +150,16 @@ def _bind_openat2() -> OpenAt2 | None:
         if how is None:
             # One read-only struct per flag set, shared by every thread.
             how = hows[flags] = _OpenHow(flags, 0, resolve)
-        fd: int = syscall(_SYS_OPENAT2, dir_fd, rel, ctypes.byref(how), size)
-        if fd < 0:
+        # RESOLVE_BENEATH answers EAGAIN when any rename on the machine ran
+        # during a ".." lookup: try again a few times, then let the walk decide.
+        for _ in range(_EAGAIN_TRIES):
+            fd: int = syscall(_SYS_OPENAT2, dir_fd, rel, ctypes.byref(how), size)
+            if fd >= 0:
+                return fd
             code = ctypes.get_errno()
-            raise OSError(code, os.strerror(code))
-        return fd
+            if code != errno.EAGAIN:
+                break
+        raise OSError(code, os.strerror(code))
 
     # Probe once: "." beneath "/" opens, ".." beneath it is EXDEV. Any other
     # answer (ENOSYS, EPERM from seccomp, another syscall at 437) means no.
@@ -737,10 +745,11 @@ class Beneath:
         rel = self._rel(parent, root)
         readable = True
         try:
-            fd = self._openat2(root.fd, rel, _LISTABLE_FLAGS)
-        except PermissionError:
-            readable = False
-            fd = self._openat2(root.fd, rel, _PATH_DIR_FLAGS)
+            try:
+                fd = self._openat2(root.fd, rel, _LISTABLE_FLAGS)
+            except PermissionError:
+                readable = False
+                fd = self._openat2(root.fd, rel, _PATH_DIR_FLAGS)
         except OSError as exc:
             if exc.errno in _DECIDE:
                 return None

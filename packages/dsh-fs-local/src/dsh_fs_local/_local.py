@@ -28,7 +28,14 @@ from dsh_fs import (
 from dsh_fs.locks import TargetLocks
 from dsh_fs.preconditions import check_edit, check_write, parent_not_directory
 from dsh_fs.streaming import TextStream
-from dsh_fs.text import AppliedEdit, apply_edit, decode_previous, encode_text, written_text
+from dsh_fs.text import (
+    LARGE_FILE_BYTES,
+    AppliedEdit,
+    apply_edit,
+    decode_previous,
+    encode_text,
+    written_text,
+)
 from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outside_workspace
 
 from ._atomic import mutate
@@ -263,11 +270,17 @@ class LocalFileSystem(FileSystem):
             # The outcome's texts are decoded here, in the worker thread, once
             # the directory lock is released: a large previous content is not
             # decoded on the event loop.
-            version, previous = mutate(
-                self._reach, target.target_key, display_path, "write", check, plan
+            version, replaced, previous = mutate(
+                self._reach,
+                target.target_key,
+                display_path,
+                "write",
+                check,
+                plan,
+                previous_max=LARGE_FILE_BYTES,
             )
             return FsWriteOutcome(
-                operation="create" if previous is None else "update",
+                operation="update" if replaced else "create",
                 version=version,
                 before=None if previous is None else decode_previous(previous),
                 after=written_text(content),
@@ -293,7 +306,7 @@ class LocalFileSystem(FileSystem):
 
         self._check_write("edit", target)
         async with self._locks.hold(target.target_key):
-            version, _ = await to_thread.run_sync(
+            version, _, _ = await to_thread.run_sync(
                 mutate,
                 self._reach,
                 target.target_key,

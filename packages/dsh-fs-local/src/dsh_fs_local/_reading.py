@@ -16,7 +16,7 @@ import stat as st
 
 from dsh_fs import FsError
 from dsh_fs.preconditions import not_found, not_regular
-from dsh_fs.text import decode_text
+from dsh_fs.text import LARGE_FILE_BYTES, StreamDecoder, decode_text
 
 from ._beneath import Reach, Refused
 from ._os_errors import os_failure
@@ -98,13 +98,45 @@ def read_all(fd: int, size: int, verb: str, display_path: str) -> bytes:
 
 
 def read_text_file(reach: Reach, key: str, display_path: str) -> str:
-    """``read_text`` in one go: type check, open, read and strict decode."""
+    """``read_text`` in one go: type check, open, read and strict decode.
+
+    Whole or in chunks is decided from the size of the *opened* file, never
+    from an earlier ``stat``: another process may have grown it in between
+    (or flip a sparse file between 0 bytes and gigabytes). Up to
+    :data:`~dsh_fs.text.LARGE_FILE_BYTES` it is read in one piece of exactly
+    that size; a larger one, or one of unknown size (0), is decoded chunk by
+    chunk, so binary or invalid bytes end the read at the first chunk that
+    shows them and no piece of raw bytes larger than a chunk is ever held.
+    """
     fd, size = open_regular(reach, key, "read", display_path)
     try:
-        data = read_all(fd, size, "read", display_path)
+        if 0 < size <= LARGE_FILE_BYTES:
+            data = read_all(fd, size, "read", display_path)
+        else:
+            return _decode_in_chunks(fd, size, display_path)
     finally:
         os.close(fd)
     return decode_text(data, "read", display_path)
+
+
+def _decode_in_chunks(fd: int, size: int, display_path: str) -> str:
+    """The text of ``size`` bytes (0: up to the end) of ``fd``, decoded chunk by chunk."""
+    decoder = StreamDecoder(display_path)
+    parts = []
+    remaining = size if size > 0 else -1
+    try:
+        while remaining != 0:
+            wanted = STREAM_CHUNK_BYTES if remaining < 0 else min(STREAM_CHUNK_BYTES, remaining)
+            chunk = os.read(fd, wanted)
+            if not chunk:
+                break
+            if remaining > 0:
+                remaining -= len(chunk)
+            parts.append(decoder.feed(chunk))
+    except OSError as exc:
+        raise os_failure("read", display_path, exc) from exc
+    parts.append(decoder.feed(b"", final=True))
+    return "".join(parts)
 
 
 class FileSource:

@@ -21,6 +21,7 @@ class FsErrorCode(StrEnum):
     FS_ABORTED = "FS_ABORTED"
     FS_OUTSIDE_WORKSPACE = "FS_OUTSIDE_WORKSPACE"
     FS_READ_ONLY = "FS_READ_ONLY"
+    FS_TOO_LARGE = "FS_TOO_LARGE"
 
 
 class FsError(Exception):

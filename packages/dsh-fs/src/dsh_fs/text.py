@@ -18,6 +18,8 @@ from ._types import FsEditRequest
 __all__ = [
     "BINARY_SNIFF_BYTES",
     "BOM",
+    "EDIT_GROWTH_MAX_BYTES",
+    "LARGE_FILE_BYTES",
     "LINE_ENDING_SNIFF_CHARS",
     "AppliedEdit",
     "Bytes",
@@ -39,6 +41,21 @@ BINARY_SNIFF_BYTES = 8192
 """A NUL byte within this many leading bytes makes a file binary for reads."""
 LINE_ENDING_SNIFF_CHARS = 4096
 """The dominant line ending is decided from this many leading characters."""
+EDIT_GROWTH_MAX_BYTES = 16 * 1024 * 1024
+"""The most bytes one edit may add to a file (16 MiB); more fails ``FS_TOO_LARGE``.
+
+A model alone could otherwise turn a small file into gigabytes with one
+``replace_all`` of a long ``new_string``; the growth is known from the count
+and the two strings before the new text is built."""
+LARGE_FILE_BYTES = 10 * 1024 * 1024
+"""A file of more bytes than this (10 MiB) is never read whole for a side purpose.
+
+A write that replaces such a file carries no ``before`` text (so no diff),
+and never reads it; the local backend decodes such a file in chunks instead
+of reading its bytes in one piece. The same figure as the read tool's
+default ``read_stream_min_size``: one constant for every backend, so that
+the conformance kit pins it (a backend does not see the host's
+configuration)."""
 _AMBIGUOUS_HINT = "; provide a more specific old_string or set replace_all to true"
 """What an ambiguous edit's message tells the model to do (SPEC 3.1)."""
 
@@ -100,8 +117,9 @@ def written_text(content: str) -> str:
 
 
 def decode_previous(data: bytes) -> str | None:
-    """The LF-normalized previous content of a replaced file, or ``None`` if not text."""
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+    """The LF-normalized previous content of a replaced file, or ``None`` if it is not
+    text or larger than :data:`LARGE_FILE_BYTES` (a backend need not read such a file)."""
+    if len(data) > LARGE_FILE_BYTES or b"\0" in data[:BINARY_SNIFF_BYTES]:
         return None
     try:
         text = data.decode("utf-8-sig")
@@ -289,6 +307,9 @@ def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdi
             new_bytes = new_bytes.replace(b"\n", b"\r\n")
         else:
             source = lf_body
+        _check_growth(
+            len(source) - len(body), count, edit, len(old_bytes), len(new_bytes), display_path
+        )
         # Without the LF bytes, their memory serves ``after`` (docs/benchmarks.md, W6).
         del lf_body
         after = before.replace(old, new, limit)
@@ -298,9 +319,10 @@ def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdi
         before = _decode_body(body, display_path)
         old, count = _count_in_bytes(body, edit, display_path)
         new = normalize_newlines(edit.new_string)
-        new_bytes = encode_text(new, "edit", display_path)
+        new_bytes, old_bytes = encode_text(new, "edit", display_path), old.encode("utf-8")
+        _check_growth(0, count, edit, len(old_bytes), len(new_bytes), display_path)
         after = before.replace(old, new, limit)
-        data = body.replace(old.encode("utf-8"), new_bytes, limit)
+        data = body.replace(old_bytes, new_bytes, limit)
     else:
         return _apply_edit_mixed(raw, edit, display_path)
     return AppliedEdit(
@@ -361,8 +383,18 @@ def _apply_edit_mixed(raw: bytes, edit: FsEditRequest, display_path: str) -> App
     count = before.count(old)
     _check_count(count, edit, display_path)
     new = normalize_newlines(edit.new_string)
+    crlf = uses_crlf(original)
+    ending = "\r\n" if crlf else "\n"
+    _check_growth(
+        0,
+        count,
+        edit,
+        len(old.replace("\n", ending).encode("utf-8")),
+        len(encode_text(new.replace("\n", ending), "edit", display_path)),
+        display_path,
+    )
     after = before.replace(old, new) if edit.replace_all else before.replace(old, new, 1)
-    stored = after.replace("\n", "\r\n") if uses_crlf(original) else after
+    stored = after.replace("\n", "\r\n") if crlf else after
     data = encode_text(stored, "edit", display_path)
     return AppliedEdit(
         before=before,
@@ -370,6 +402,24 @@ def _apply_edit_mixed(raw: bytes, edit: FsEditRequest, display_path: str) -> App
         data=BOM + data if had_bom else data,
         replacements=count if edit.replace_all else 1,
     )
+
+
+def _check_growth(
+    base: int, count: int, edit: FsEditRequest, old_bytes: int, new_bytes: int, display_path: str
+) -> None:
+    """Refuse an edit that would add more than :data:`EDIT_GROWTH_MAX_BYTES` to the file.
+
+    ``base`` is what the rewrite changes besides the replacements (a line
+    ending given back); each replacement adds ``new_bytes - old_bytes``.
+    """
+    growth = base + (count if edit.replace_all else 1) * (new_bytes - old_bytes)
+    if growth > EDIT_GROWTH_MAX_BYTES:
+        raise FsError.cannot(
+            "edit",
+            display_path,
+            f"the edit would grow the file by {growth} bytes (limit {EDIT_GROWTH_MAX_BYTES})",
+            FsErrorCode.FS_TOO_LARGE,
+        )
 
 
 def _empty_old() -> FsError:

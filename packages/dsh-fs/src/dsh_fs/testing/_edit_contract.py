@@ -6,6 +6,7 @@ import pytest
 
 from .._errors import FsError, FsErrorCode
 from .._types import EditGuard, FsEditRequest
+from ..text import EDIT_GROWTH_MAX_BYTES
 from ._base import NON_REGULAR_KINDS, ContractBase, requires
 from ._expect import expect_fs_error
 from ._scratch import Scratch
@@ -423,3 +424,46 @@ class EditContract(ContractBase):
             FsErrorCode.FS_NOT_TEXT,
             'cannot edit "<p>": invalid UTF-8 text',
         )
+
+    @pytest.mark.anyio
+    async def test_edit_growing_the_file_by_more_than_16_mib_is_too_large(
+        self, scratch: Scratch
+    ) -> None:
+        """10,000 short lines and a 20 KiB ``new_string`` with ``replace_all`` would make
+        a 200 MB file: refused before the new text is built, the file unchanged."""
+        scratch.put("f.txt", b"x\n" * 10_000)
+        growth = 10_000 * (20 * 1024 - 1)
+        await self._refused(
+            scratch,
+            "f.txt",
+            FsEditRequest("x", "y" * (20 * 1024), replace_all=True),
+            FsErrorCode.FS_TOO_LARGE,
+            f'cannot edit "<p>": the edit would grow the file by {growth} bytes (limit 16777216)',
+        )
+
+    @pytest.mark.anyio
+    async def test_edit_growth_counts_the_line_endings_written_back(self, scratch: Scratch) -> None:
+        """In a CRLF file every ``\\n`` of ``new_string`` is stored as two bytes: 8 MiB
+        newlines would grow an LF file by 8 MiB, this one by just over 16 MiB."""
+        scratch.put("f.txt", b"a\r\nb\r\n")
+        newlines = EDIT_GROWTH_MAX_BYTES // 2 + 1
+        await self._refused(
+            scratch,
+            "f.txt",
+            FsEditRequest("a", "\n" * newlines),
+            FsErrorCode.FS_TOO_LARGE,
+            f'cannot edit "<p>": the edit would grow the file by {2 * newlines - 1} bytes'
+            " (limit 16777216)",
+        )
+
+    @pytest.mark.anyio
+    async def test_edit_growing_the_file_by_exactly_16_mib_is_allowed(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("f.txt", b"a\n")
+        target = await scratch.fs.resolve("f.txt")
+        outcome = await scratch.fs.edit_text(
+            target, FsEditRequest("a", "b" * (EDIT_GROWTH_MAX_BYTES + 1))
+        )
+        assert len(outcome.after) == EDIT_GROWTH_MAX_BYTES + 2
+        assert len(scratch.get("f.txt") or b"") == EDIT_GROWTH_MAX_BYTES + 2

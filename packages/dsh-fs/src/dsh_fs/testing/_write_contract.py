@@ -8,6 +8,7 @@ import pytest
 
 from .._errors import FsError, FsErrorCode
 from .._types import CreateIfAbsent, ReplaceIfVersion, WriteIntent
+from ..text import LARGE_FILE_BYTES
 from ._base import NON_REGULAR_KINDS, ContractBase, requires
 from ._expect import expect_fs_error
 from ._scratch import Scratch
@@ -279,3 +280,23 @@ class WriteContract(ContractBase):
         assert after is not None and after.version == info.version
         assert scratch.get("d/f.txt") == original
         assert scratch.names("d") == ["f.txt"]
+
+    @pytest.mark.anyio
+    async def test_write_over_a_file_larger_than_10_mib_reports_no_before(
+        self, scratch: Scratch
+    ) -> None:
+        """A huge previous content is not carried (nor diffed): ``before`` is ``None``."""
+        scratch.put("big.txt", b"x" * (LARGE_FILE_BYTES + 1))
+        target = await scratch.fs.resolve("big.txt")
+        outcome = await scratch.fs.write_text(target, "small\n")
+        assert (outcome.operation, outcome.before, outcome.after) == ("update", None, "small\n")
+        assert scratch.get("big.txt") == b"small\n"
+
+    @pytest.mark.anyio
+    async def test_write_over_a_file_of_exactly_10_mib_reports_its_before(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("big.txt", b"y" * LARGE_FILE_BYTES)
+        outcome = await scratch.fs.write_text(await scratch.fs.resolve("big.txt"), "small\n")
+        assert outcome.operation == "update"
+        assert outcome.before is not None and len(outcome.before) == LARGE_FILE_BYTES
