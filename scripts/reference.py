@@ -58,6 +58,8 @@ CODE_MEANINGS: dict[str, str] = {
     "nothing was changed",
     FsErrorCode.FS_OUTSIDE_WORKSPACE: "the path leads outside every workspace root",
     FsErrorCode.FS_READ_ONLY: "a write or edit inside a read-only root or a read-only workspace",
+    FsErrorCode.FS_TOO_LARGE: "an edit would grow the file by more than 16 MiB; nothing was "
+    "written",
 }
 HOST_CODES: dict[str, str] = {
     "INVALID_ARGUMENTS": "the arguments do not fit the tool's schema or value rules "
@@ -70,6 +72,7 @@ HOST_CODES: dict[str, str] = {
 TREE: dict[str, str | bytes] = {
     "a.txt": "alpha\nbeta\n",
     "twice.txt": "x\nx\n",
+    "many.txt": "x\n" * 10_000,
     "empty.txt": "",
     "long.txt": "".join(f"line {n}\n" for n in range(1, 2501)),
     "data.bin": b"\x00\x01\x02",
@@ -91,6 +94,8 @@ class Case:
     args: Any
     before: Callable[[MemoryFileSystem], None] | None = None
     """Out-of-band setup run just before the call (another process's change)."""
+    shown: str | None = None
+    """How the call is written in the reference, when its arguments are too long to show."""
 
 
 ARGUMENT_CASES = [
@@ -140,6 +145,11 @@ FILE_CASES = [
         "file_path": "twice.txt", "old_string": "zzz", "new_string": "y"}),
     Case("edit: ambiguous (after a read)", "edit", {
         "file_path": "twice.txt", "old_string": "x", "new_string": "y"}),
+    Case("(a read, not shown)", "read", {"file_path": "many.txt"}),
+    Case("edit: the result would be over 16 MiB larger", "edit", {
+        "file_path": "many.txt", "old_string": "x", "new_string": "y" * 2048,
+        "replace_all": True}, shown='edit {"file_path": "many.txt", "old_string": "x", '
+        '"new_string": "yyy…" (2048 characters), "replace_all": true}'),
 ]
 
 STALE_CASES = [
@@ -204,7 +214,7 @@ async def _run(host: ToolFs, fs: MemoryFileSystem, cases: Sequence[Case]) -> lis
 
 
 def _call(case: Case) -> str:
-    return f"{case.tool} {json.dumps(case.args, ensure_ascii=False)}"
+    return case.shown or f"{case.tool} {json.dumps(case.args, ensure_ascii=False)}"
 
 
 def _cell(text: str) -> str:
