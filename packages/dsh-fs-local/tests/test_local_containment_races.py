@@ -221,6 +221,31 @@ TOOLS: dict[str, Try] = {
 }
 
 
+EXTRA_TRIES = 20
+"""At most this many times ``tries`` for a tool that has not yet met both outcomes."""
+
+
+async def one_try(fs: FileSystem, attempt: Try, i: int, seen: Figures) -> None:
+    """One attempt of a tool against the swapper, counted in ``seen``."""
+    seen.tries += 1
+    try:
+        escape = await attempt(fs, i)
+    except FsError as err:
+        if err.code == FsErrorCode.FS_OUTSIDE_WORKSPACE:
+            seen.refusals += 1
+        else:
+            reason = str(err).rsplit('": ', 1)[-1]
+            seen.other_fs_errors[f"{err.code.value} {reason}"] += 1
+        return
+    except Exception as exc:  # the rule under test: only FsError
+        seen.raw_failures.append(f"{type(exc).__name__}: {exc}")
+        return
+    if escape is None:
+        seen.successes += 1
+    else:
+        seen.escapes.append(escape)
+
+
 async def run_race(fs: FileSystem, tree: RaceTree, tries: int) -> dict[str, Figures]:
     """Every tool's ``tries`` against the swapper; the outside tree is checked after."""
     before = tree.outside_snapshot()
@@ -231,24 +256,14 @@ async def run_race(fs: FileSystem, tree: RaceTree, tries: int) -> dict[str, Figu
         with Swapper(tree.ws, "d", "s") as swapper:
             for i in range(tries):
                 for tool, attempt in TOOLS.items():
-                    seen = figures[tool]
-                    seen.tries += 1
-                    try:
-                        escape = await attempt(fs, i)
-                    except FsError as err:
-                        if err.code == FsErrorCode.FS_OUTSIDE_WORKSPACE:
-                            seen.refusals += 1
-                        else:
-                            reason = str(err).rsplit('": ', 1)[-1]
-                            seen.other_fs_errors[f"{err.code.value} {reason}"] += 1
-                        continue
-                    except Exception as exc:  # the rule under test: only FsError
-                        seen.raw_failures.append(f"{type(exc).__name__}: {exc}")
-                        continue
-                    if escape is None:
-                        seen.successes += 1
-                    else:
-                        seen.escapes.append(escape)
+                    await one_try(fs, attempt, i, figures[tool])
+            # Both outcomes must happen for the race to prove anything; on a loaded
+            # machine one tool may need more tries to meet each side of the swap.
+            for tool, attempt in TOOLS.items():
+                seen, i = figures[tool], tries
+                while not (seen.refusals and seen.successes) and i < EXTRA_TRIES * tries:
+                    await one_try(fs, attempt, i, seen)
+                    i += 1
         assert not swapper.failures, f"renameat2 failed: errno {swapper.failures}"
         assert swapper.swaps > tries, "the swapper barely ran: the race proves nothing"
     finally:
@@ -293,7 +308,7 @@ async def test_a_directory_swapped_with_an_outside_link_nonstop_never_lets_a_too
     for tool, seen in figures.items():
         assert seen.escapes == [], f"{tool} escaped: {seen.escapes[:3]}"
         assert seen.raw_failures == [], f"{tool} raised: {seen.raw_failures[:3]}"
-        assert seen.tries == tries
+        assert seen.tries >= tries
     # Both outcomes happened, so the race really alternated under the tools.
     assert all(seen.refusals > 0 for seen in figures.values()), figures
     assert all(seen.successes > 0 for seen in figures.values()), figures
