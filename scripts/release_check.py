@@ -398,7 +398,6 @@ def check_kit_on_installed_backends(uv_cmd: list[str], version: str, scratch: Pa
     (suite / "memory").mkdir()
     (suite / "conftest.py").write_text(KIT_CONFTEST, encoding="utf-8")
     local_tests = REPO / "packages" / "dsh-fs-local" / "tests"
-    shutil.copy(local_tests / "conftest.py", suite / "local" / "conftest.py")
     shutil.copy(local_tests / "test_local_conformance.py", suite / "local")
     memory_tests = REPO / "packages" / "dsh-fs-memory" / "tests"
     shutil.copy(memory_tests / "test_memory_conformance.py", suite / "memory")

@@ -1,16 +1,25 @@
 """``LocalFileSystem`` runs the whole conformance kit of ``dsh_fs.testing``.
 
-The ``scratch`` fixture (a ``LocalScratch`` over ``tmp_path``) comes from
-this directory's ``conftest.py``. The kit runs twice: with the resolution the
+The ``scratch`` fixture is the public ``dsh_fs_local.testing.LocalScratch``
+over ``tmp_path``, so this file runs as it is against an installed wheel (the
+release check does). The kit runs twice: with the resolution the
 kernel offers (``openat2`` where it has it), and with the component walk
 alone, which is what a kernel without ``openat2`` gets.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from dsh_fs.testing import FileSystemContract, Scratch
 from dsh_fs_local import _beneath
+from dsh_fs_local.testing import LocalScratch
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> LocalScratch:
+    return LocalScratch(tmp_path)
 
 
 class TestLocalFileSystemContract(FileSystemContract):
