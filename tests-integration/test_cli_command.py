@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 TIMEOUT = 60
-TOOL_NAMES = ["list", "read", "write", "edit"]
+# dsh-tool-fs-search is installed in the workspace: glob and grep come from entry points.
+TOOL_NAMES = ["list", "read", "write", "edit", "glob", "grep"]
 LIST_SECTION = (
     "Use the list tool — not shell ls — to see what a directory contains. It returns the direct "
     "children of one directory, files and subdirectories alike, and defaults to the session "
@@ -65,7 +66,7 @@ def raw_tools() -> dict[str, Any]:
     return document
 
 
-def test_tools_prints_the_four_raw_definitions_and_the_instructions(
+def test_tools_prints_every_installed_raw_definition_and_the_instructions(
     raw_tools: dict[str, Any],
 ) -> None:
     document = raw_tools
@@ -74,9 +75,10 @@ def test_tools_prints_the_four_raw_definitions_and_the_instructions(
     for tool in document["tools"]:
         assert list(tool) == ["name", "description", "parameters", "concurrency_safe"]
         assert tool["parameters"]["additionalProperties"] is False
-    assert [tool["concurrency_safe"] for tool in document["tools"]] == [True, True, False, False]
+    safe = [True, True, False, False, True, True]
+    assert [tool["concurrency_safe"] for tool in document["tools"]] == safe
     sections = document["instructions"].split("\n\n")
-    assert len(sections) == 4
+    assert len(sections) == 6
     assert sections[0] == LIST_SECTION
     assert sections[1].startswith("Use the read tool — not shell commands like cat —")
 
@@ -98,11 +100,11 @@ def test_tools_in_each_wire_format_carries_the_same_schemas(
     assert proc.returncode == 0, proc.stderr
     document = json.loads(out(proc))
     tools = document["tools"]
-    assert [list(tool) for tool in tools] == [keys] * 4
+    assert [list(tool) for tool in tools] == [keys] * 6
     if fmt == "openai":
         assert all(tool["type"] == "function" for tool in tools)
         flat = [tool["function"] for tool in tools]
-        assert [list(f) for f in flat] == [["name", "description", "parameters"]] * 4
+        assert [list(f) for f in flat] == [["name", "description", "parameters"]] * 6
     else:
         flat = tools
     schemas = [f[schema_key] for f in flat]
@@ -139,6 +141,8 @@ def test_tools_format_mcp_prints_titles_and_annotations() -> None:
                 "openWorldHint": False,
             },
         ),
+        ("Find files", {"readOnlyHint": True, "openWorldHint": False}),
+        ("Search file contents", {"readOnlyHint": True, "openWorldHint": False}),
     ]
 
 
@@ -156,15 +160,15 @@ def test_call_list_prints_the_model_projection_and_exits_0(tmp_path: Path) -> No
     )
 
 
-def test_the_readme_main_job_lists_the_five_packages() -> None:
+def test_the_readme_main_job_lists_the_six_packages() -> None:
     """README "Quick start": the list tool on this repository's packages/ directory."""
     root = Path(__file__).resolve().parent.parent
     proc = dsh_fs("call", "list", "-", cwd=root, stdin=b'{"path": "packages"}')
     assert proc.returncode == 0, proc.stderr
     assert out(proc) == (
         f"<path>{root}/packages</path>\n<type>directory</type>\n<content>\n"
-        "dsh-fs/\ndsh-fs-local/\ndsh-fs-memory/\ndsh-fs-policy/\ndsh-tool-fs/\n\n"
-        "(5 entries: 5 directories, 0 files)\n</content>\n"
+        "dsh-fs/\ndsh-fs-local/\ndsh-fs-memory/\ndsh-fs-policy/\ndsh-tool-fs/\n"
+        "dsh-tool-fs-search/\n\n(6 entries: 6 directories, 0 files)\n</content>\n"
     )
 
 

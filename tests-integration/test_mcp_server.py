@@ -22,7 +22,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.memory import create_client_server_memory_streams
 
 TIMEOUT = 60
-TOOL_NAMES = ["list", "read", "write", "edit"]
+# With dsh-tool-fs-search installed (as in the workspace) the server offers six tools.
+TOOL_NAMES = ["list", "read", "write", "edit", "glob", "grep"]
 
 
 def expected_stack(workspace: Path | None = None) -> ToolFs:
@@ -81,6 +82,8 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
                 "Read file",
                 "Write file",
                 "Edit file",
+                "Find files",
+                "Search file contents",
             ]
             assert [tool.annotations for tool in listed.tools] == [
                 types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
@@ -97,7 +100,19 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
                     idempotent_hint=False,
                     open_world_hint=False,
                 ),
+                types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+                types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
             ]
+
+            found = await client.call_tool("glob", {"pattern": "*.txt"})
+            assert found.is_error is False
+            assert text_of(found).startswith(f"<path>{tmp_path}</path>\n<type>glob</type>\n")
+            assert text_of(found).endswith("\n\n(2 files)\n</content>")
+            matched = await client.call_tool("grep", {"pattern": "^wor"})
+            assert text_of(matched) == (
+                f"<path>{tmp_path}</path>\n<type>grep</type>\n<content>\n"
+                "a.txt\n2: world\n\n(1 match in 1 file)\n</content>"
+            )
 
             read_result = await client.call_tool("read", {"file_path": "a.txt"})
             assert read_result.is_error is False
@@ -122,9 +137,9 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
             assert bad.is_error is True
             assert text_of(bad) == "Error: limit must be a positive integer"
 
-            unknown = await client.call_tool("grep", {})
+            unknown = await client.call_tool("bash", {})
             assert unknown.is_error is True
-            assert text_of(unknown) == 'Error: unknown tool "grep"'
+            assert text_of(unknown) == 'Error: unknown tool "bash"'
 
             listing = await client.call_tool("list")  # no arguments at all
             assert listing.is_error is False

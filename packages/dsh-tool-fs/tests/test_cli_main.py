@@ -128,12 +128,23 @@ def test_an_unknown_format_is_bad_usage(dsh_fs: Any) -> None:
 
 
 def test_an_unknown_tool_is_bad_usage(dsh_fs: Any) -> None:
-    run = dsh_fs("call", "grep", "{}", *MEMORY)
+    run = dsh_fs("call", "bash", "{}", *MEMORY, "--tools", "list,read,write,edit")
     assert run.status == 2
     assert run.stdout == b""
     assert (
-        run.stderr == 'dsh-fs call: error: unknown tool "grep" (tools: list, read, write, edit)\n'
+        run.stderr == 'dsh-fs call: error: unknown tool "bash" (tools: list, read, write, edit)\n'
     )
+
+
+def test_tools_chooses_the_offered_tools_and_refuses_an_unknown_one(dsh_fs: Any) -> None:
+    listed = dsh_fs("tools", "--tools", "read, list")
+    assert listed.status == 0
+    assert [t["name"] for t in json.loads(listed.stdout)["tools"]] == ["list", "read"]
+    run = dsh_fs("session", *MEMORY, "--tools", "read,bash")
+    assert run.status == 2
+    assert run.stdout == b""
+    assert run.stderr.startswith('dsh-fs session: error: --tools: unknown tool "bash" (installed: ')
+    assert run.stderr.count("\n") == 1
 
 
 def test_an_unknown_backend_is_bad_usage(dsh_fs: Any) -> None:
@@ -217,12 +228,12 @@ def test_a_session_on_the_memory_backend_keeps_its_observations(dsh_fs: Any) -> 
 
 
 def test_a_session_passes_tool_errors_through_as_result_lines(dsh_fs: Any) -> None:
-    stdin = requests({"tool": "grep", "args": {}}, {"tool": "read", "args": {"file_path": 3}})
+    stdin = requests({"tool": "bash", "args": {}}, {"tool": "read", "args": {"file_path": 3}})
     run = dsh_fs("session", *MEMORY, stdin=stdin)
     assert run.status == 0
     unknown, wrong = run.lines()
     assert unknown["error"] == {
-        "message": 'unknown tool "grep"',
+        "message": 'unknown tool "bash"',
         "name": "ToolNotFoundError",
         "code": "UNKNOWN_TOOL",
     }

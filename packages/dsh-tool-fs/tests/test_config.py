@@ -39,6 +39,9 @@ def test_dump_by_alias_gives_the_camel_case_keys() -> None:
         "readMaxLineLength": 2000,
         "readMaxBytes": 51200,
         "readStreamMinSize": 10485760,
+        "globMaxResults": 100,
+        "grepMaxMatches": 100,
+        "searchTimeLimit": 30,
     }
 
 

@@ -99,7 +99,8 @@ def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -
                 size: int | None = None
                 modified: int | None = None
                 kind: EntryType
-                if entry.is_symlink():
+                link = entry.is_symlink()
+                if link:
                     child_key, kind, version, size, modified = _symlink_child(
                         reach, key_prefix + name, with_stat
                     )
@@ -123,7 +124,7 @@ def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -
                         # Removed between readdir and a needed stat: skip it.
                         continue
                 target = FsTarget(child_key, display_prefix + name)
-                append(FsDirEntry(name, kind, target, version, size, modified))
+                append(FsDirEntry(name, kind, target, version, size, modified, link))
         except OSError as exc:
             raise os_failure("list", display_path, exc) from exc
         finally:

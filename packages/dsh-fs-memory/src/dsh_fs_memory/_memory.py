@@ -298,7 +298,8 @@ class MemoryFileSystem(FileSystem, OutOfBand):
         for name in node.children:
             key = posixpath.join(physical, name)
             child: Node | None = self._tree.nodes[key]
-            if child is not None and child.type == "symlink":
+            link = child is not None and child.type == "symlink"
+            if link:
                 # "other" when it dangles, loops, is blocked or leaves the workspace;
                 # an escaping link is never followed: its key stays its own path.
                 try:
@@ -307,14 +308,16 @@ class MemoryFileSystem(FileSystem, OutOfBand):
                     child = None
             entry = FsTarget(key, posixpath.join(display, name))
             if child is None:
-                entries.append(FsDirEntry(name, "other", entry))
+                entries.append(FsDirEntry(name, "other", entry, symlink=link))
             elif stat:
                 info = child.info()
                 entries.append(
-                    FsDirEntry(name, info.type, entry, info.version, info.size, info.modified_ns)
+                    FsDirEntry(
+                        name, info.type, entry, info.version, info.size, info.modified_ns, link
+                    )
                 )
             else:
-                entries.append(FsDirEntry(name, child.info().type, entry))
+                entries.append(FsDirEntry(name, child.info().type, entry, symlink=link))
         return entries
 
     async def write_text(

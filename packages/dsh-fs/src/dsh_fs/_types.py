@@ -60,6 +60,12 @@ class FsDirEntry:
     link is ``other``). ``version``, ``size`` and ``modified_ns`` are only
     filled in when the listing was asked for ``stat=True`` (``size`` only for
     files; ``modified_ns`` as in :class:`FsInfo`).
+
+    ``symlink`` is true when the entry itself is a symbolic link, whatever it
+    points at — with or without ``stat``. It is optional for a backend (the
+    default ``False`` means "not a link, or unknown"); a backend that has
+    symlinks sets it, so that a tree walk (``glob``, ``grep``) can refuse to
+    follow links without one ``lstat`` per entry.
     """
 
     name: str
@@ -68,6 +74,7 @@ class FsDirEntry:
     version: str | None = None
     size: int | None = None
     modified_ns: int | None = None
+    symlink: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,9 @@
     result = await toolfs.execute("read", {"file_path": "a.txt"}, session=session)
 
 Each tool is one :class:`ToolSpec` (:mod:`dsh_tool_fs.tools`): its schema,
-validation, description, guidance, MCP metadata, body and renderer.
+validation, description, guidance, MCP metadata, body and renderer. Other
+distributions add tools through the ``dsh_tool_fs.tools`` entry points
+(:func:`installed_tools`).
 """
 
 from .arguments import Argument, ArgumentCheck, Setting, ToolArgumentError
@@ -27,12 +29,13 @@ from .formats import (
 )
 from .host import Session, ToolCall, ToolError, ToolFs, ToolResult
 from .spec import ToolOutput, ToolSpec
-from .tools import TOOLS
+from .tools import TOOLS, TOOLS_GROUP, UnknownToolError, installed_tools
 
 __version__ = "0.2.0"
 
 __all__ = [
     "TOOLS",
+    "TOOLS_GROUP",
     "Argument",
     "ArgumentCheck",
     "Execution",
@@ -49,6 +52,8 @@ __all__ = [
     "ToolOutput",
     "ToolResult",
     "ToolSpec",
+    "UnknownToolError",
+    "installed_tools",
     "instructions",
     "to_anthropic_tools",
     "to_mcp_tools",

@@ -1,4 +1,4 @@
-"""The ``dsh-fs`` command: the four tools from a shell, over JSON lines, and over MCP.
+"""The ``dsh-fs`` command: the tools from a shell, over JSON lines, and over MCP.
 
 Four subcommands share one way of assembling the stack (``--backend``,
 ``--plugin``, ``--no-policy``): ``tools`` prints the definitions in a wire
@@ -52,7 +52,7 @@ from .config import ToolFsConfig
 from .formats import FORMATS, tools_document
 from .host import Session, ToolFs, ToolResult
 from .names import escape_surrogates
-from .tools import TOOL_NAMES
+from .tools import UnknownToolError
 
 logger = logging.getLogger("dsh_tool_fs.cli")
 
@@ -191,7 +191,8 @@ example:
 """
 
 _MCP_EPILOG = """\
-Serves list, read, write and edit to an MCP client over stdio (JSON-RPC on
+Serves the tools (list, read, write, edit, and every installed tool such as
+glob and grep; --tools chooses) to an MCP client over stdio (JSON-RPC on
 stdin/stdout; logs on stderr). The tools carry the same JSON Schemas as
 "dsh-fs tools", the tool guidance is the server's instructions, a failed call
 is text content with isError set. One client connection is one observation
@@ -275,6 +276,11 @@ def _common_options() -> argparse.ArgumentParser:
         help=f"also load this installed {PLUGINS_GROUP} plugin (repeatable)",
     )
     group.add_argument(
+        "--tools",
+        metavar="NAME[,NAME...]",
+        help="offer only these tools (default: every installed tool, e.g. list,read,glob,grep)",
+    )
+    group.add_argument(
         "--config",
         metavar="KEY=VALUE",
         action="append",
@@ -313,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
         "tools",
         parents=[common],
         help="print the tool definitions and guidance as JSON",
-        description="Print the four tool definitions and the tool guidance as JSON.",
+        description="Print the tool definitions and the tool guidance as JSON.",
         epilog=_TOOLS_EPILOG,
         formatter_class=fmt,
     )
@@ -335,9 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_CALL_EPILOG,
         formatter_class=fmt,
     )
-    call.add_argument(
-        "tool", metavar="TOOL", help=f"tool name: {', '.join(TOOL_NAMES[:-1])} or {TOOL_NAMES[-1]}"
-    )
+    call.add_argument("tool", metavar="TOOL", help='tool name, e.g. read ("dsh-fs tools": all)')
     call.add_argument(
         "args",
         metavar="ARGS",
@@ -363,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
         "mcp",
         parents=runs_tools,
         help="serve the tools to an MCP client over stdio",
-        description="Serve the four tools over MCP (stdio transport).",
+        description="Serve the tools over MCP (stdio transport).",
         epilog=_MCP_EPILOG,
         formatter_class=fmt,
     )
@@ -453,6 +457,7 @@ def build_toolfs(args: argparse.Namespace) -> ToolFs:
     options = workspace_options(args)
     plugins = plugin_names(args, installed_names(PLUGINS_GROUP))
     config = parse_config(args.config)
+    tools = None if args.tools is None else [name.strip() for name in args.tools.split(",")]
     try:
         return ToolFs.from_entry_points(
             backend=args.backend,
@@ -462,7 +467,10 @@ def build_toolfs(args: argparse.Namespace) -> ToolFs:
             roots=options.roots,
             read_only_roots=options.read_only_roots,
             read_only=options.read_only,
+            tools=tools,
         )
+    except UnknownToolError as exc:
+        raise UsageError(f"--tools: {exc}") from exc
     except (EntryPointNotFound, WorkspaceOptionsUnsupported) as exc:
         raise UsageError(str(exc)) from exc
     except ValueError as exc:  # a root the backend rejects, in its own namespace

@@ -1,4 +1,4 @@
-"""``ToolFsConfig``: the listing and reading limits of the four tools."""
+"""``ToolFsConfig``: the listing, reading and search limits of the tools."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ class ToolFsConfig:
     """Byte cap of the selected lines of one ``read``."""
     read_stream_min_size: int = 10485760
     """Files of at least this size, or of unknown size, are streamed."""
+    glob_max_results: int = 100
+    """Most paths on one ``glob`` page."""
+    grep_max_matches: int = 100
+    """Most matching lines on one ``grep`` page."""
+    search_time_limit: int = 30
+    """Seconds a ``glob`` or ``grep`` walk may run before it stops and reports what it found."""
 
     def __post_init__(self) -> None:
         for field in fields(self):

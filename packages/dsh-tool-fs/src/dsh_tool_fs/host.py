@@ -1,4 +1,4 @@
-"""``ToolFs``: the host that validates, runs and normalizes the four tools.
+"""``ToolFs``: the host that validates, runs and normalizes the tools.
 
 The host owns what is the same for every tool: argument validation (before
 any filesystem call), the per-call execution object passed to the hooks as
@@ -28,7 +28,7 @@ from .definitions import PromptSection, ToolDefinition
 from .execution import Execution, Session, ToolCall
 from .names import escape_controls
 from .spec import ToolSpec
-from .tools import TOOLS, build_definitions, build_prompt_sections
+from .tools import TOOLS, build_definitions, build_prompt_sections, installed_tools
 
 __all__ = ["Session", "ToolCall", "ToolError", "ToolFs", "ToolResult"]
 
@@ -88,13 +88,16 @@ class ToolResult:
 
 
 class ToolFs:
-    """The ``list``, ``read``, ``write`` and ``edit`` tools over one :class:`~dsh_fs.FileSystem`.
+    """The tools (``list``, ``read``, ``write``, ``edit`` and installed ones) over one
+    :class:`~dsh_fs.FileSystem`.
 
     ``plugins`` are registered on :attr:`plugin_manager` in the order given
     (``FsPolicy`` answers the intent hooks first wherever it stands: its
     hooks are ``tryfirst``). Without plugins writes and edits are unconditional.
     ``tools`` are the :class:`~dsh_tool_fs.ToolSpec` of the tools it offers;
-    the default is the four of :data:`dsh_tool_fs.tools.TOOLS`.
+    the default is the four built-in ones of :data:`dsh_tool_fs.tools.TOOLS`
+    (:meth:`from_entry_points`, and :func:`dsh_tool_fs.tools.installed_tools`,
+    add the installed tool distributions).
     """
 
     def __init__(
@@ -132,6 +135,7 @@ class ToolFs:
         roots: RootsOption = CWD_ROOT,
         read_only_roots: Iterable[str | os.PathLike[str]] = (),
         read_only: bool = False,
+        tools: Iterable[str] | None = None,
     ) -> ToolFs:
         """Assemble the stack from installed distributions, by entry-point name.
 
@@ -141,12 +145,15 @@ class ToolFs:
         off); ``plugins`` name ``dsh_fs.plugins`` entry points. An unknown
         name raises :class:`dsh_fs.EntryPointNotFound`, a backend that does
         not take the workspace options :class:`dsh_fs.WorkspaceOptionsUnsupported`,
-        a root the backend rejects its ``ValueError``.
+        a root the backend rejects its ``ValueError``. ``tools`` names the tools
+        to offer (default: every installed tool, :func:`~dsh_tool_fs.tools.installed_tools`);
+        an unknown name raises :class:`~dsh_tool_fs.tools.UnknownToolError`.
         """
+        specs = installed_tools(tools)
         fs = load_backend(
             backend, cwd=cwd, roots=roots, read_only_roots=read_only_roots, read_only=read_only
         )
-        tool = cls(fs, config=config)
+        tool = cls(fs, config=config, tools=specs)
         for name in plugins:
             tool.register(load_plugin(name), name=name)
         return tool
@@ -179,7 +186,7 @@ class ToolFs:
 
     @property
     def definitions(self) -> list[ToolDefinition]:
-        """The tool definitions, in the order list, read, write, edit."""
+        """The tool definitions, in the order of the tools (list, read, write, edit first)."""
         return list(self._definitions)
 
     @property

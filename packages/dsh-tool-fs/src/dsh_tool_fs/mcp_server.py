@@ -1,4 +1,4 @@
-"""The four tools as an MCP server, built on the official SDK's low-level ``Server``.
+"""The tools as an MCP server, built on the official SDK's low-level ``Server``.
 
 The low-level server is used (not the decorator-based one) so that what a
 client lists is exactly our definitions: ``inputSchema`` is the same JSON
@@ -6,7 +6,7 @@ Schema as ``ToolFs.definitions`` (``dsh-fs tools --format mcp``), with no
 schema generated from Python signatures and no second validation layer —
 the host validates arguments and answers with its own messages.
 
-* ``tools/list`` returns the four tools, each with its ``title`` and
+* ``tools/list`` returns the tools, each with its ``title`` and
   ``annotations`` (read-only, destructive, idempotent hints, SPEC 6) as its
   :class:`~dsh_tool_fs.ToolSpec` declares them; ``initialize`` carries the
   prompt sections (joined by a blank line) as the server ``instructions``.

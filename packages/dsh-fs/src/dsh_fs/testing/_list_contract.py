@@ -61,6 +61,17 @@ class ListContract(ContractBase):
         assert {e.name: e.type for e in entries} == types
 
     @pytest.mark.anyio
+    @pytest.mark.parametrize("with_stat", [False, True])
+    async def test_list_dir_marks_exactly_the_symlinks(
+        self, scratch: Scratch, with_stat: bool
+    ) -> None:
+        """``FsDirEntry.symlink`` (what a tree walk relies on not to follow links)."""
+        self.listing_tree(scratch)
+        entries = await scratch.fs.list_dir(await scratch.fs.resolve("d"), stat=with_stat)
+        links = {"to_sub", "to_f", "broken"} if self.supports_symlinks else set()
+        assert {e.name for e in entries if e.symlink} == links
+
+    @pytest.mark.anyio
     async def test_list_dir_entry_targets_are_the_parent_joined_with_the_name(
         self, scratch: Scratch
     ) -> None:

@@ -1,14 +1,18 @@
 """The tools, one :class:`~dsh_tool_fs.ToolSpec` each, and what is built from them.
 
-:data:`TOOLS` is the one list of tools: the host runs them, and the
-definitions, prompt sections, converters, CLI and MCP server are built from
-it. Adding a tool is one module here and one entry in :data:`TOOLS`
-(``docs/adding-a-tool.md``).
+:data:`TOOLS` is the list of the four built-in tools. Other distributions
+add tools through the ``dsh_tool_fs.tools`` entry-point group (:data:`TOOLS_GROUP`),
+each entry point naming one ``ToolSpec`` (``dsh-tool-fs-search`` declares
+``glob`` and ``grep`` that way); :func:`installed_tools` gives the built-in
+tools followed by the installed ones, or a chosen subset. The host runs the
+tools it is given, and the definitions, prompt sections, converters, CLI and
+MCP server are built from them (``docs/adding-a-tool.md``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from importlib.metadata import entry_points
 from typing import Any
 
 from ..config import ToolFsConfig
@@ -24,14 +28,17 @@ __all__ = [
     "LIST",
     "READ",
     "TOOLS",
+    "TOOLS_GROUP",
     "TOOL_NAMES",
     "WRITE",
     "EditArgs",
     "ListArgs",
     "ReadArgs",
+    "UnknownToolError",
     "WriteArgs",
     "build_definitions",
     "build_prompt_sections",
+    "installed_tools",
 ]
 
 TOOLS: tuple[ToolSpec[Any, Any], ...] = (LIST, READ, WRITE, EDIT)
@@ -39,11 +46,45 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (LIST, READ, WRITE, EDIT)
 
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in TOOLS)
 
+TOOLS_GROUP = "dsh_tool_fs.tools"
+"""The entry-point group of tools from other distributions: ``name = "module:SPEC"``."""
+
+
+class UnknownToolError(LookupError):
+    """A tool chosen by name that is neither built in nor installed."""
+
+
+def installed_tools(names: Iterable[str] | None = None) -> tuple[ToolSpec[Any, Any], ...]:
+    """The built-in tools, then every :data:`TOOLS_GROUP` entry point's, in name order.
+
+    ``names`` chooses a subset (shown in that same order, whatever order the
+    names come in); a name that is not there raises :class:`UnknownToolError`
+    ``unknown tool "<name>" (installed: <names>)``. An entry point must name
+    a :class:`~dsh_tool_fs.ToolSpec` whose ``name`` is the entry point's and
+    that no other tool has, else ``TypeError`` / ``ValueError`` names it.
+    """
+    tools: dict[str, ToolSpec[Any, Any]] = {spec.name: spec for spec in TOOLS}
+    for ep in sorted(entry_points(group=TOOLS_GROUP), key=lambda ep: (ep.name, ep.value)):
+        if ep.name in tools:
+            raise ValueError(f'{TOOLS_GROUP} entry point "{ep.name}": that tool already exists')
+        spec = ep.load()
+        if not isinstance(spec, ToolSpec) or spec.name != ep.name:
+            raise TypeError(f'{TOOLS_GROUP} entry point "{ep.name}" is not a ToolSpec of that name')
+        tools[ep.name] = spec
+    if names is None:
+        return tuple(tools.values())
+    chosen = set()
+    for name in names:
+        if name not in tools:
+            raise UnknownToolError(f'unknown tool "{name}" (installed: {", ".join(tools)})')
+        chosen.add(name)
+    return tuple(spec for name, spec in tools.items() if name in chosen)
+
 
 def build_definitions(
     config: ToolFsConfig, tools: Iterable[ToolSpec[Any, Any]] = TOOLS
 ) -> list[ToolDefinition]:
-    """The definitions of ``tools`` (by default the four) for ``config``, in order."""
+    """The definitions of ``tools`` (by default the four built-in ones) for ``config``, in order."""
     return [spec.definition(config) for spec in tools]
 
 

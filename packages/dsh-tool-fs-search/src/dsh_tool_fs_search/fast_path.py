@@ -1,0 +1,56 @@
+"""Where a native fast path plugs in: the same candidates and matches, produced faster.
+
+The seam path (:mod:`dsh_tool_fs_search.walk`, :mod:`dsh_tool_fs_search.lines`)
+works on every backend. A backend-specific path — for the local backend, a
+confined ``rg`` — may produce the same data faster; it is used only where
+:func:`fast_path_for` returns one, and each of its methods may still decline
+a call by returning ``None`` (then the seam path answers, with the same
+result). Its output must be identical to the seam path's on the same tree.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from dsh_fs import FileSystem
+from dsh_tool_fs import Execution
+
+from .globs import PathGlob
+from .grep_page import GrepPageBuilder
+from .lines import LineMatcher
+from .walk import Candidates, Deadline, SearchScope
+
+__all__ = ["FastPath", "fast_path_for"]
+
+
+class FastPath(Protocol):
+    """A second way to produce a search's candidates and matches."""
+
+    async def candidates(
+        self, ex: Execution, scope: SearchScope, *, include: PathGlob | None, deadline: Deadline
+    ) -> Candidates | None:
+        """The files :func:`~dsh_tool_fs_search.walk.walk_candidates` would give, or ``None``."""
+        ...
+
+    async def grep(
+        self,
+        ex: Execution,
+        scope: SearchScope,
+        *,
+        include: PathGlob | None,
+        matcher: LineMatcher,
+        page: GrepPageBuilder,
+        deadline: Deadline,
+    ) -> bool | None:
+        """Feed ``page`` every candidate's matches in candidate order (``begin_file``,
+        ``add``, ``end_file``): True when all were searched, False when the
+        deadline stopped it, ``None`` to decline before feeding anything."""
+        ...
+
+
+def fast_path_for(fs: FileSystem) -> FastPath | None:
+    """The fast path for ``fs``, or ``None``: then the seam path answers.
+
+    There is none yet: every backend is searched through the seam.
+    """
+    return None

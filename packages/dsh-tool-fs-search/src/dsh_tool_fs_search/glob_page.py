@@ -1,0 +1,122 @@
+"""The ``glob`` page: paging the ordered files, the byte cap, the footers, projection."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dsh_fs import FsError, FsErrorCode
+from dsh_tool_fs.names import quote_name
+from dsh_tool_fs.read_render import decimal_text
+
+__all__ = [
+    "GlobPage",
+    "build_glob_page",
+    "glob_footer",
+    "glob_value",
+    "plural",
+    "render_glob",
+    "stopped_footer",
+]
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def stopped_footer(seconds: int) -> str:
+    """The footer of a search the time limit stopped (``glob`` and ``grep`` alike)."""
+    return (
+        f"(Search stopped after {seconds} s: showing what was found in the files searched "
+        "so far. Narrow path or pattern.)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GlobPage:
+    """One page of the ordered files of a glob and how many there are."""
+
+    display_path: str
+    offset: int
+    files: tuple[str, ...]
+    total: int
+    stopped: bool
+    time_limit: int
+
+    @property
+    def end(self) -> int:
+        """Number of the last file on the page, or ``offset - 1`` when empty."""
+        return self.offset + len(self.files) - 1
+
+
+def build_glob_page(
+    paths: Sequence[str],
+    *,
+    display_path: str,
+    offset: int,
+    max_results: int,
+    max_bytes: int,
+    stopped: bool,
+    time_limit: int,
+) -> GlobPage:
+    """The page of ``paths`` (already in order) starting at ``offset`` (1-based).
+
+    At most ``max_results`` paths and ``max_bytes`` bytes (each shown path
+    with its newline; the first path always). ``offset`` past the last file
+    raises ``FS_NOT_FOUND`` ``offset <offset> is out of range for "<p>"
+    (<n> files)``; ``offset`` 1 with no file is the page ``(No files found)``.
+    """
+    total = len(paths)
+    if offset > total and not (offset == 1 and total == 0):
+        raise FsError(
+            f'offset {decimal_text(offset)} is out of range for "{display_path}" '
+            f"({plural(total, 'file', 'files')})",
+            FsErrorCode.FS_NOT_FOUND,
+        )
+    page: list[str] = []
+    used = 0
+    for path in paths[offset - 1 : offset - 1 + max_results]:
+        cost = len(quote_name(path).encode("utf-8", "surrogatepass")) + 1
+        if page and used + cost > max_bytes:
+            break
+        used += cost
+        page.append(path)
+    return GlobPage(display_path, offset, tuple(page), total, stopped, time_limit)
+
+
+def glob_footer(page: GlobPage) -> str:
+    """The footer line of a glob page (the time limit's, when it stopped the walk)."""
+    if page.stopped:
+        return stopped_footer(page.time_limit)
+    if page.total == 0:
+        return "(No files found)"
+    end = page.end
+    if page.offset == 1 and end >= page.total:
+        return f"({plural(page.total, 'file', 'files')})"
+    head = f"(Showing files {page.offset}-{end} of {page.total}."
+    if end < page.total:
+        return f"{head} Use offset={end + 1} to continue.)"
+    return f"{head})"
+
+
+def render_glob(page: GlobPage) -> str:
+    """The model projection: one path per line (the name rule), a blank line, the footer."""
+    footer = glob_footer(page)
+    content = "\n".join(map(quote_name, page.files)) + "\n\n" + footer if page.files else footer
+    return (
+        f"<path>{quote_name(page.display_path)}</path>\n"
+        "<type>glob</type>\n"
+        f"<content>\n{content}\n</content>"
+    )
+
+
+def glob_value(page: GlobPage) -> dict[str, object]:
+    """The canonical value of a glob page."""
+    return {
+        "path": page.display_path,
+        "offset": page.offset,
+        "files": list(page.files),
+        "totalFiles": page.total,
+        "stopped": page.stopped,
+    }

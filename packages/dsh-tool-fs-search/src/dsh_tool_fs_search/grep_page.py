@@ -1,0 +1,203 @@
+"""The ``grep`` page: matches in file order, paging, the byte cap, counts, projection.
+
+:class:`GrepPageBuilder` is fed the files of a search in order (the seam
+path and a native fast path alike); it keeps only the matches of the page
+and counts the rest, so a search of a large tree holds the page plus two
+integers, never the whole match list. A file may be withdrawn after its
+matches were fed (:meth:`GrepPageBuilder.discard_file`: the file turned out
+to be one ``read`` refuses), which restores the counts and the page as they
+were before it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dsh_fs import FsError, FsErrorCode
+from dsh_tool_fs.names import quote_name
+from dsh_tool_fs.read_render import decimal_text
+
+from .glob_page import plural, stopped_footer
+
+__all__ = ["GrepMatch", "GrepPage", "GrepPageBuilder", "grep_footer", "grep_value", "render_grep"]
+
+
+@dataclass(frozen=True, slots=True)
+class GrepMatch:
+    """One shown match: the file's path (relative to the search), line number, shown text."""
+
+    path: str
+    number: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GrepPage:
+    """One page of matches and the counts of the whole search (or of what it searched)."""
+
+    display_path: str
+    offset: int
+    matches: tuple[GrepMatch, ...]
+    total_matches: int
+    total_files: int
+    capped: bool
+    stopped: bool
+    time_limit: int
+
+    @property
+    def end(self) -> int:
+        """Number of the last match on the page, or ``offset - 1`` when empty."""
+        return self.offset + len(self.matches) - 1
+
+
+class GrepPageBuilder:
+    """Collect the page of a search from its matches, fed file by file in order.
+
+    A match's shown text is its line cut to ``max_line_length`` characters
+    with read's suffix. The page holds at most ``max_matches`` matches and at
+    most ``max_bytes`` bytes of content (each shown line and file heading
+    with its newline, and the blank lines between files); the first match of
+    the page is always shown, so every call makes progress.
+    """
+
+    def __init__(
+        self, *, offset: int, max_matches: int, max_line_length: int, max_bytes: int
+    ) -> None:
+        self.offset = offset
+        self._max_matches = max_matches
+        self._max_line_length = max_line_length
+        self._max_bytes = max_bytes
+        self._suffix = f"... (line truncated to {max_line_length} chars)"
+        self._matches: list[GrepMatch] = []
+        self._used = 0
+        self.capped = False
+        self.total_matches = 0
+        self.total_files = 0
+        self._path = ""
+        self._file_matches = 0
+        self._saved = (0, 0, 0, False)
+
+    @property
+    def full(self) -> bool:
+        """Whether no further match can join the page (later ones are only counted)."""
+        return self.capped or len(self._matches) >= self._max_matches
+
+    def begin_file(self, path: str) -> None:
+        """The next file's matches follow (``path`` relative to the searched directory)."""
+        self._path = path
+        self._file_matches = 0
+        self._saved = (self.total_matches, len(self._matches), self._used, self.capped)
+
+    def add(self, number: int, line: bytes) -> None:
+        """Line ``number`` of the current file matches; ``line`` is its UTF-8 text."""
+        self.total_matches += 1
+        self._file_matches += 1
+        if self.total_matches < self.offset or self.full:
+            return
+        text = self._shown(line)
+        cost = len(f"{number}: ".encode()) + len(text.encode("utf-8", "surrogatepass")) + 1
+        if not self._matches or self._matches[-1].path != self._path:  # a new heading
+            cost += len(quote_name(self._path).encode("utf-8", "surrogatepass")) + 1
+            if self._matches:
+                cost += 1  # the blank line between two files
+        if self._matches and self._used + cost > self._max_bytes:
+            self.capped = True
+            return
+        self._used += cost
+        self._matches.append(GrepMatch(self._path, number, text))
+
+    def end_file(self) -> None:
+        """The current file is done; it counts when it matched."""
+        if self._file_matches:
+            self.total_files += 1
+        self._file_matches = 0
+
+    def discard_file(self) -> None:
+        """Withdraw the current file: the page and counts are as before :meth:`begin_file`."""
+        self.total_matches, kept, self._used, self.capped = self._saved
+        del self._matches[kept:]
+        self._file_matches = 0
+
+    def finish(self, display_path: str, *, stopped: bool, time_limit: int) -> GrepPage:
+        """The page; ``offset`` past the last match raises ``FS_NOT_FOUND``.
+
+        ``offset <offset> is out of range for "<p>" (<m> matches)``, as list's
+        and read's; ``offset`` 1 with no match is the empty page ``(No matches)``.
+        """
+        total = self.total_matches
+        if self.offset > total and not (self.offset == 1 and total == 0):
+            raise FsError(
+                f'offset {decimal_text(self.offset)} is out of range for "{display_path}" '
+                f"({plural(total, 'match', 'matches')})",
+                FsErrorCode.FS_NOT_FOUND,
+            )
+        return GrepPage(
+            display_path=display_path,
+            offset=self.offset,
+            matches=tuple(self._matches),
+            total_matches=total,
+            total_files=self.total_files,
+            capped=self.capped,
+            stopped=stopped,
+            time_limit=time_limit,
+        )
+
+    def _shown(self, line: bytes) -> str:
+        limit = self._max_line_length
+        head = line[: 4 * (limit + 1)]
+        text = head.decode("utf-8", "ignore")  # only a character cut at the end is dropped
+        if len(text) > limit or len(head) < len(line):
+            return text[:limit] + self._suffix
+        return text
+
+
+def grep_footer(page: GrepPage) -> str:
+    """The footer line of a grep page (the time limit's, when it stopped the search)."""
+    if page.stopped:
+        return stopped_footer(page.time_limit)
+    m, f = page.total_matches, page.total_files
+    if m == 0:
+        return "(No matches)"
+    counts = f"{plural(m, 'match', 'matches')} in {plural(f, 'file', 'files')}"
+    end = page.end
+    if page.offset == 1 and end >= m:
+        return f"({counts})"
+    of = f"matches {page.offset}-{end} of {m} in {plural(f, 'file', 'files')}"
+    if page.capped:
+        return f"(Output capped. Showing {of}. Use offset={end + 1} to continue.)"
+    if end < m:
+        return f"(Showing {of}. Use offset={end + 1} to continue.)"
+    return f"(Showing {of}.)"
+
+
+def render_grep(page: GrepPage) -> str:
+    """The model projection: file headings, ``<n>: <line>`` lines, a blank line between files."""
+    lines: list[str] = []
+    current = None
+    for match in page.matches:
+        if match.path != current:
+            if current is not None:
+                lines.append("")
+            lines.append(quote_name(match.path))
+            current = match.path
+        lines.append(f"{match.number}: {match.text}")
+    footer = grep_footer(page)
+    content = "\n".join(lines) + "\n\n" + footer if lines else footer
+    return (
+        f"<path>{quote_name(page.display_path)}</path>\n"
+        "<type>grep</type>\n"
+        f"<content>\n{content}\n</content>"
+    )
+
+
+def grep_value(page: GrepPage) -> dict[str, object]:
+    """The canonical value of a grep page."""
+    return {
+        "path": page.display_path,
+        "offset": page.offset,
+        "matches": [{"path": m.path, "line": m.number, "text": m.text} for m in page.matches],
+        "totalMatches": page.total_matches,
+        "totalFiles": page.total_files,
+        "capped": page.capped,
+        "stopped": page.stopped,
+    }

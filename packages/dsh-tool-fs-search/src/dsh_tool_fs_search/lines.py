@@ -1,0 +1,152 @@
+"""Matching lines with RE2: the regular expression of ``grep`` and the line scan.
+
+The pattern is RE2 syntax, compiled with ``never_nl`` (no match spans a
+newline: every match lies inside one line) in multi-line mode (``^`` and
+``$`` are the start and end of a line; ``\\A`` and ``\\z`` of the file). RE2
+matches in time linear in the input, so no pattern can hang a search —
+``(a+)+$`` on a long line is as fast as ``a``.
+
+A text is scanned as UTF-8 bytes, with one search per *matching* line
+rather than one call per line: the search jumps to the next match, the
+line around it is cut out, and the next search starts on the line after.
+A line is ``\\n``-terminated; the ``\\r`` of a ``\\r\\n`` is not part of the
+line (it is neither matched nor shown), nor is a ``\\r`` that ends the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+import re2
+from dsh_tool_fs import ToolArgumentError
+
+__all__ = ["MAX_MATCHED_LINE", "LineMatcher", "LineScanner", "MatchedLine"]
+
+MAX_MATCHED_LINE = 8 << 20
+"""Bytes of one line a streamed scan holds at most: a longer line is matched on its start."""
+
+
+class _Found(Protocol):
+    def start(self) -> int: ...
+
+
+_Search = Callable[[bytes, int], _Found | None]
+"""A compiled pattern's ``search(data, pos)``."""
+
+
+class MatchedLine(NamedTuple):
+    """One matching line: its 1-based number and its bytes (no ``\\n``, no final ``\\r``)."""
+
+    number: int
+    line: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class LineMatcher:
+    """A compiled ``grep`` pattern."""
+
+    pattern: str
+    ignore_case: bool
+    _search: _Search
+
+    @classmethod
+    def compile(cls, pattern: str, *, ignore_case: bool = False) -> LineMatcher:
+        """Compile ``pattern``; a pattern RE2 refuses raises :class:`ToolArgumentError`
+        ``pattern is not a valid regular expression: <reason>`` (the engine's reason)."""
+        options = re2.Options()
+        options.log_errors = False
+        options.never_nl = True
+        options.case_sensitive = not ignore_case
+        try:
+            re2.compile(pattern, options)  # the engine's reason names the pattern as given
+            regex = re2.compile("(?m)" + pattern, options)
+        except re2.error as exc:
+            reason = exc.args[0] if exc.args else exc
+            if isinstance(reason, bytes):
+                reason = reason.decode("utf-8", "replace")
+            raise ToolArgumentError(f"pattern is not a valid regular expression: {reason}") from exc
+        return cls(pattern, ignore_case, regex.search)
+
+    def scanner(self) -> LineScanner:
+        """A scan of one text fed in chunks."""
+        return LineScanner(self._search)
+
+    def lines(self, text: str) -> Iterator[MatchedLine]:
+        """The matching lines of a whole text."""
+        scanner = self.scanner()
+        yield from scanner.feed(text)
+        yield from scanner.finish()
+
+
+class LineScanner:
+    """The matching lines of a text that arrives in chunks of any size.
+
+    Only complete lines are searched; the incomplete last line of a chunk is
+    kept for the next one (at most :data:`MAX_MATCHED_LINE` bytes of it: the
+    rest of an over-long line is passed over, and a match there is not seen).
+    """
+
+    __slots__ = ("_carry", "_carry_full", "_lines", "_search")
+
+    def __init__(self, search: _Search) -> None:
+        self._search = search
+        self._lines = 0  # complete lines before the carried one
+        self._carry = b""
+        self._carry_full = False
+
+    def feed(self, chunk: str) -> Iterator[MatchedLine]:
+        """The matching lines that ``chunk`` completes."""
+        data = chunk.encode("utf-8", "surrogatepass")
+        end = data.rfind(b"\n")
+        if end < 0:
+            self._hold(data)
+            return
+        head = data[: end + 1]
+        if self._carry:
+            if self._carry_full:  # the rest of an over-long line is passed over
+                head = head[head.index(b"\n") :]
+            head = self._carry + head
+            self._carry, self._carry_full = b"", False
+        tail = data[end + 1 :]
+        yield from self._scan(head)
+        self._hold(tail)
+
+    def finish(self) -> Iterator[MatchedLine]:
+        """The matching line the text ends with when it does not end in ``\\n``."""
+        last, self._carry = self._carry, b""
+        if last:
+            if last.endswith(b"\r"):
+                last = last[:-1]
+            yield from self._scan(last + b"\n")
+
+    def _hold(self, data: bytes) -> None:
+        if not data or self._carry_full:
+            return
+        room = MAX_MATCHED_LINE - len(self._carry)
+        if len(data) > room:
+            data = data[:room]
+            self._carry_full = True
+        self._carry += data
+
+    def _scan(self, data: bytes) -> Iterator[MatchedLine]:
+        """The matching lines of ``data``: whole lines, each ending in ``\\n``."""
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n")
+        search = self._search
+        number = self._lines
+        counted = 0  # data[:counted] holds `number - self._lines` newlines
+        pos = 0
+        size = len(data)
+        while pos < size:
+            found = search(data, pos)
+            if found is None or found.start() == size:  # not the empty line after the last \n
+                break
+            start = data.rfind(b"\n", 0, found.start()) + 1
+            stop = data.index(b"\n", found.start())
+            number += data.count(b"\n", counted, start) + 1
+            counted = stop + 1
+            yield MatchedLine(number, data[start:stop])
+            pos = stop + 1
+        self._lines += data.count(b"\n")

@@ -1,0 +1,291 @@
+"""Producing the candidate files of a search: the scope, the walk, the order.
+
+This is the first half of ``glob`` and ``grep`` (the second is matching and
+rendering, :mod:`dsh_tool_fs_search.grep_page`): :func:`open_scope` resolves
+the searched ``path`` and loads the ignore files above it;
+:func:`walk_candidates` walks the tree beneath it through the seam —
+``list_dir(stat=True)`` per directory and ``read_text`` of its ignore files,
+nothing else — and :func:`order_candidates` puts the files in the order the
+model sees them. Because every step is a :class:`~dsh_fs.FileSystem`
+primitive, the backend's containment holds by construction.
+
+What is walked: symlinks are never followed (``FsDirEntry.symlink``),
+entries that are neither file nor directory are skipped, the VCS
+directories ``.git``, ``.hg``, ``.svn`` and ``.jj`` are never entered, hidden
+files are included, and git's ignore rules apply
+(:mod:`dsh_tool_fs_search.ignore`) from the workspace root down.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from dsh_fs import FsDirEntry, FsError, FsErrorCode, FsTarget
+from dsh_tool_fs import Execution
+
+from .globs import PathGlob
+from .ignore import EXCLUDE_FILE, GITIGNORE_FILE, IGNORE_FILE, IgnoreRules
+
+__all__ = [
+    "VCS_DIRS",
+    "Candidate",
+    "Candidates",
+    "Deadline",
+    "SearchScope",
+    "Verb",
+    "open_scope",
+    "order_candidates",
+    "order_key",
+    "walk_candidates",
+]
+
+Verb = Literal["glob", "grep"]
+
+VCS_DIRS = frozenset({".git", ".hg", ".svn", ".jj"})
+"""Directories a walk never enters (an explicitly given ``path`` is still searched)."""
+
+_SKIPPED = (FsErrorCode.FS_ABORTED,)
+
+
+class Deadline:
+    """The moment a search stops walking: ``search_time_limit`` seconds after it starts."""
+
+    __slots__ = ("_end", "seconds")
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+        self._end = time.monotonic() + seconds
+
+    @property
+    def expired(self) -> bool:
+        return time.monotonic() >= self._end
+
+
+@dataclass(frozen=True, slots=True)
+class SearchScope:
+    """What one search covers: the resolved ``path`` and the ignore rules in force there.
+
+    ``base`` is the searched path relative to where ``rules`` start (the
+    workspace root, with a trailing ``/``; ``""`` when the rules start at the
+    searched directory itself). ``ancestors_dropped`` is true when the searched
+    path is itself ignored: it is searched anyway, with only the ignore files
+    inside it.
+    """
+
+    verb: Verb
+    target: FsTarget
+    is_file: bool
+    size: int | None
+    modified_ns: int | None
+    rules: IgnoreRules
+    base: str
+    ancestors_dropped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One file to report or search; ``path`` is relative to the searched directory."""
+
+    path: str
+    target: FsTarget
+    size: int | None
+    modified_ns: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The files of a search in the model's order, and whether the time limit cut the walk."""
+
+    files: list[Candidate]
+    stopped: bool
+
+
+def order_key(path: str) -> tuple[tuple[str, str], ...]:
+    """Path order: segment by segment, each by ``(casefold, name)``; no directories first."""
+    return tuple((segment.casefold(), segment) for segment in path.split("/"))
+
+
+def _sort_key(candidate: Candidate) -> tuple[int, int, tuple[tuple[str, str], ...]]:
+    modified = candidate.modified_ns
+    # Newest first; a file without a modification time sorts after every file with one.
+    return (modified is None, -(modified or 0), order_key(candidate.path))
+
+
+def order_candidates(files: Iterable[Candidate]) -> list[Candidate]:
+    """Newest modification first (nanoseconds), ties in :func:`order_key` order."""
+    return sorted(files, key=_sort_key)
+
+
+def _as_verb(exc: FsError, verb: str) -> FsError:
+    """A backend's ``cannot list "<p>": …`` as the search's ``cannot <verb> "<p>": …``."""
+    for prefix in ("cannot list ", "cannot read ", "cannot resolve "):
+        if exc.message.startswith(prefix):
+            return FsError(f"cannot {verb} {exc.message[len(prefix):]}", exc.code)
+    return exc
+
+
+async def _read_optional(ex: Execution, target: FsTarget) -> str | None:
+    """The text of an ignore file, or ``None`` when it cannot be read (absent, binary …)."""
+    try:
+        return await ex.fs.read_text(target)
+    except FsError as exc:
+        if exc.code in _SKIPPED:
+            raise
+        return None
+
+
+async def _ignore_files_at(ex: Execution, directory: str) -> dict[str, str]:
+    """The ignore files of ``directory`` (an absolute path) that exist, kind → text."""
+    found: dict[str, str] = {}
+    for kind in (IGNORE_FILE, GITIGNORE_FILE, EXCLUDE_FILE):
+        try:
+            target = await ex.fs.resolve(posixpath.join(directory, kind))
+        except FsError:
+            continue
+        text = await _read_optional(ex, target)
+        if text is not None:
+            found[kind] = text
+    return found
+
+
+async def open_scope(ex: Execution, path: str, verb: Verb) -> SearchScope:
+    """Resolve ``path`` and load the ignore files between the workspace root and it.
+
+    Missing → ``cannot <verb> "<P>": not found``; ``glob`` of anything but a
+    directory → ``not a directory``; ``grep`` of something neither file nor
+    directory → ``not a regular file``. The workspace root is the backend's
+    root that holds the path (:attr:`dsh_fs.FileSystem.workspace`); a backend
+    without containment starts the ignore rules at the searched path.
+    """
+    target = await ex.resolve(path)
+    p = target.display_path
+    ex.step(verb)
+    try:
+        info = await ex.fs.stat(target)
+    except FsError as exc:
+        raise _as_verb(exc, verb) from exc
+    if info is None:
+        raise FsError.cannot(verb, p, "not found", FsErrorCode.FS_NOT_FOUND)
+    is_file = info.type == "file"
+    if info.type != "directory" and (verb == "glob" or not is_file):
+        if verb == "glob":
+            raise FsError.cannot(verb, p, "not a directory", FsErrorCode.FS_NOT_DIRECTORY)
+        raise FsError.cannot(verb, p, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
+    workspace = ex.fs.workspace
+    root = None
+    if workspace is not None and workspace.contained:
+        root = workspace.root_of(target.target_key)
+    rules = IgnoreRules()
+    base = ""
+    dropped = False
+    if root is not None and target.target_key != root:
+        segments = target.target_key[len(root) :].strip("/").split("/")
+        directory = ""
+        for depth, segment in enumerate(segments):
+            ex.step(verb)
+            found = await _ignore_files_at(ex, posixpath.join(root, directory))
+            rules = rules.below(directory, found)
+            last = depth == len(segments) - 1
+            if rules.ignores(directory + segment, is_dir=not (last and is_file)):
+                rules, base, dropped = IgnoreRules(), "", True
+                break
+            directory += segment + "/"
+        else:
+            base = directory
+    return SearchScope(
+        verb=verb,
+        target=target,
+        is_file=is_file,
+        size=info.size,
+        modified_ns=info.modified_ns,
+        rules=rules,
+        base=base,
+        ancestors_dropped=dropped,
+    )
+
+
+async def walk_candidates(
+    ex: Execution, scope: SearchScope, *, include: PathGlob | None, deadline: Deadline
+) -> Candidates:
+    """Every file beneath the scope the search covers, in :func:`order_candidates` order.
+
+    A directory that cannot be listed below the searched one (permission
+    denied, gone, swapped for something outside) is skipped; the searched
+    directory itself failing is the search's error (``cannot <verb> "<P>": …``).
+    The walk stops early, with ``stopped=True``, when ``deadline`` passes.
+    """
+    if scope.is_file:
+        name = posixpath.basename(scope.target.display_path.rstrip("/")) or "."
+        if include is not None and not include.matches(name):
+            return Candidates([], stopped=False)
+        only = Candidate(name, scope.target, scope.size, scope.modified_ns)
+        return Candidates([only], stopped=False)
+    files: list[Candidate] = []
+    seen: set[str] = set()
+    # (directory, its path relative to the search with "/", or "", rules in force above it)
+    pending: list[tuple[FsTarget, str, IgnoreRules]] = [(scope.target, "", scope.rules)]
+    stopped = False
+    base = scope.base
+    while pending:
+        if deadline.expired:
+            stopped = True
+            break
+        directory, prefix, rules = pending.pop()
+        if directory.target_key in seen:
+            continue
+        seen.add(directory.target_key)
+        ex.step(scope.verb)
+        try:
+            entries = await ex.fs.list_dir(directory, stat=True)
+        except FsError as exc:
+            if exc.code in _SKIPPED:
+                raise
+            if directory is scope.target:
+                raise _as_verb(exc, scope.verb) from exc
+            continue
+        rules = rules.below(base + prefix, await _ignore_files_of(ex, entries))
+        for entry in entries:
+            if entry.symlink:
+                continue
+            path = prefix + entry.name
+            if entry.type == "directory":
+                if entry.name in VCS_DIRS or rules.ignores(base + path, is_dir=True):
+                    continue
+                pending.append((entry.target, path + "/", rules))
+            elif entry.type == "file":
+                if rules.ignores(base + path, is_dir=False):
+                    continue
+                if include is not None and not include.matches(path):
+                    continue
+                files.append(Candidate(path, entry.target, entry.size, entry.modified_ns))
+    return Candidates(order_candidates(files), stopped)
+
+
+async def _ignore_files_of(ex: Execution, entries: list[FsDirEntry]) -> dict[str, str]:
+    """The ignore files among a directory's ``entries``, kind → text (one read each)."""
+    found: dict[str, str] = {}
+    for entry in entries:
+        if entry.symlink:
+            continue
+        if entry.name in (IGNORE_FILE, GITIGNORE_FILE) and entry.type == "file":
+            text = await _read_optional(ex, entry.target)
+        elif entry.name == ".git" and entry.type == "directory":
+            try:
+                exclude = await ex.fs.resolve(
+                    posixpath.join(entry.target.display_path, "info", "exclude")
+                )
+            except FsError:
+                continue
+            text = await _read_optional(ex, exclude)
+            if text is not None:
+                found[EXCLUDE_FILE] = text
+            continue
+        else:
+            continue
+        if text is not None:
+            found[entry.name] = text
+    return found
