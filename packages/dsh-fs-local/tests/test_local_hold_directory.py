@@ -1,4 +1,4 @@
-"""``LocalFileSystem.hold_directory``: a directory held open beneath the workspace for a native tool.
+"""``LocalFileSystem.hold_directory``: a directory held open beneath the workspace for a tool.
 
 The descriptors it hands out are reached by the backend's own containment
 walk, so the refusals are the 3.3 ones, with the caller's verb.

@@ -1,4 +1,4 @@
-"""The optional ``hold_directory`` capability: off by default, and ``HeldDirectory`` owns its fds."""
+"""The optional ``hold_directory``: off by default; ``HeldDirectory`` owns its descriptors."""
 
 from __future__ import annotations
 

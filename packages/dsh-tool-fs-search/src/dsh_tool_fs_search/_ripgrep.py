@@ -32,9 +32,9 @@ from ._sandbox import Sandbox, SandboxedRun
 
 __all__ = [
     "RG_VERSION_PREFIX",
+    "ModifiedTimes",
     "RgFailed",
     "bundled_rg",
-    "ModifiedTimes",
     "run_rg",
 ]
 
@@ -77,7 +77,7 @@ def bundled_rg() -> str | None:
         return None
     for file in distribution.files or ():
         if file.name == "rg":
-            path = os.path.realpath(os.fspath(distribution.locate_file(file)))
+            path = os.path.realpath(str(distribution.locate_file(file)))
             if os.access(path, os.X_OK):
                 return path
     return None

@@ -31,8 +31,8 @@ the host closes its socket or dies (``PR_SET_PDEATHSIG``).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-import errno
 import os
 import signal
 import socket
@@ -46,8 +46,8 @@ from typing import Final
 __all__ = [
     "Landlock",
     "Sandbox",
-    "SandboxedRun",
     "SandboxUnavailable",
+    "SandboxedRun",
     "landlock_abi",
 ]
 
@@ -86,7 +86,7 @@ def _syscall() -> Callable[..., int] | None:
     except (OSError, AttributeError):
         return None
     function.restype = ctypes.c_long
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 def landlock_abi() -> int:
@@ -218,7 +218,7 @@ def _wait_for_rg(executable: str, arguments: list[bytes], fds: list[int]) -> Non
                 os.dup2(stdout, 1)
                 os.dup2(stderr, 2)
                 os.closerange(3, 1 << 16)
-                os.execve(executable, [executable, *arguments], {})
+                os.execve(executable, [os.fsencode(executable), *arguments], {})
             finally:
                 os._exit(127)
         pidfd = os.pidfd_open(pid)
@@ -285,10 +285,8 @@ class SandboxedRun:
 
     def kill(self) -> None:
         if self._pidfd is not None and self._code is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def wait(self) -> int:
         """``rg``'s exit code (negative: killed by that signal)."""
@@ -313,10 +311,8 @@ class SandboxedRun:
         self.kill()
         for fd in (self.stdout, self.stderr, self._pidfd):
             if fd is not None and fd >= 0:
-                try:
+                with contextlib.suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass
         self.stdout = self.stderr = -1
         self._pidfd = None
         self._status.close()
