@@ -1,4 +1,4 @@
-"""The release check: are the five distributions ready to upload, each on its own?
+"""The release check: are the six distributions ready to upload, each on its own?
 
     python3 scripts/release_check.py
 
@@ -23,7 +23,11 @@ brings it) and the package index for third-party dependencies. In order:
    installed ``dsh-fs-local`` and ``dsh-fs-memory`` on asyncio and trio:
    the two conformance test modules (and the local backend's scratch
    fixture) are copied to a temporary directory and run there, so nothing is
-   imported from the source tree.
+   imported from the source tree;
+6. installs ``dsh-tool-fs-search[testing]`` with the two backends and
+   ``dsh-tool-fs[mcp]``: an MCP client of the installed ``dsh-fs mcp`` must
+   see the six tools, and the search contract (copied the same way) must pass
+   on both backends.
 
 Exit status 0 when every step passes; the first failure stops the check
 with its reason.
@@ -55,7 +59,14 @@ STACK: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {
     "dsh-fs-memory": ("dsh_fs_memory", {"dsh-fs", "dsh-fs-memory"}, ("dsh_fs.backends", "memory")),
     "dsh-fs-policy": ("dsh_fs_policy", {"dsh-fs", "dsh-fs-policy"}, ("dsh_fs.plugins", "policy")),
     "dsh-tool-fs": ("dsh_tool_fs", {"dsh-fs", "dsh-tool-fs"}, ("console_scripts", "dsh-fs")),
+    "dsh-tool-fs-search": (
+        "dsh_tool_fs_search",
+        {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-search"},
+        ("dsh_tool_fs.tools", "grep"),
+    ),
 }
+
+SIX_TOOLS = ["list", "read", "write", "edit", "glob", "grep"]
 
 # What a fresh environment reports: our distributions (with their RECORD lines),
 # the entry points of the groups we declare, and whether the import works.
@@ -68,7 +79,7 @@ for d in md.distributions():
     if name in ours:
         found[name] = {"version": d.version, "record": (d.read_text("RECORD") or "").splitlines()}
 groups = {g: sorted(e.name for e in md.entry_points(group=g))
-          for g in ("dsh_fs.backends", "dsh_fs.plugins", "console_scripts")}
+          for g in ("dsh_fs.backends", "dsh_fs.plugins", "dsh_tool_fs.tools", "console_scripts")}
 module = importlib.import_module(sys.argv[1])
 print(json.dumps({"ours": found, "groups": groups, "module_file": module.__file__}))
 """
@@ -125,7 +136,7 @@ def uv() -> list[str]:
 
 
 def release_version() -> str:
-    """The one version all five share (each from its package's ``__version__``)."""
+    """The one version all six share (each from its package's ``__version__``)."""
     versions = set()
     for dist, (module, _ours, _entry) in STACK.items():
         init = REPO / "packages" / dist / "src" / module / "__init__.py"
@@ -133,7 +144,7 @@ def release_version() -> str:
             if line.startswith("__version__ = "):
                 versions.add(line.split("=", 1)[1].strip().strip('"'))
     if len(versions) != 1:
-        raise CheckFailed(f"the five distributions do not share one version: {sorted(versions)}")
+        raise CheckFailed(f"the distributions do not share one version: {sorted(versions)}")
     return versions.pop()
 
 
@@ -395,6 +406,74 @@ def check_kit_on_installed_backends(uv_cmd: list[str], version: str, scratch: Pa
     return "; ".join(summaries)
 
 
+# -- 6. the search tools in an installed stack ---------------------------------------------
+
+# An MCP client of the installed ``dsh-fs mcp``: prints the names of the listed tools.
+MCP_PROBE = r"""
+import json, sys
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+async def main():
+    server = StdioServerParameters(command=sys.argv[1], args=["mcp", "--cwd", sys.argv[2]])
+    with anyio.fail_after(60):
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            print(json.dumps([tool.name for tool in (await client.list_tools()).tools]))
+
+anyio.run(main)
+"""
+
+
+def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Path) -> str:
+    python = new_venv(uv_cmd, scratch / "venv-search")
+    install(
+        uv_cmd,
+        python,
+        [
+            f"dsh-tool-fs-search[testing]=={version}",
+            f"dsh-tool-fs[mcp]=={version}",
+            f"dsh-fs-local=={version}",
+            f"dsh-fs-memory=={version}",
+            f"dsh-fs-policy=={version}",
+            "trio",
+        ],
+    )
+    probe_argv = [python, "-c", PROBE, "dsh_tool_fs_search", ",".join(STACK)]
+    probe = json.loads(run(probe_argv, cwd=scratch))
+    check_installed_from_dist("search environment", probe["ours"], version)
+    workspace = scratch / "search-workspace"
+    workspace.mkdir()
+    dsh_fs = python.parent / "dsh-fs"
+    listed = json.loads(run([python, "-c", MCP_PROBE, dsh_fs, workspace], cwd=scratch))
+    if listed != SIX_TOOLS:
+        raise CheckFailed(f"an MCP client of the installed dsh-fs mcp sees {listed}")
+    suite = scratch / "search-contract"
+    suite.mkdir()
+    tests = REPO / "packages" / "dsh-tool-fs-search" / "tests"
+    shutil.copy(tests / "conftest.py", suite / "conftest.py")
+    shutil.copy(tests / "test_search_contract.py", suite)
+    with open(suite / "conftest.py", "a", encoding="utf-8") as conftest:
+        conftest.write(
+            "\n\n@pytest.fixture(params=['asyncio', 'trio'])\n"
+            "def anyio_backend(request): return request.param\n"
+        )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
+    done = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib"],
+        cwd=suite,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        tail = done.stdout[-5000:]
+        raise CheckFailed(f"the search contract failed on an installed stack:\n{tail}")
+    summary = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
+    return f"dsh-fs mcp lists {', '.join(listed)}; search contract: {summary}"
+
+
 # -- main ----------------------------------------------------------------------------------
 
 
@@ -426,6 +505,8 @@ def main() -> int:
             check_each_layer_alone(uv_cmd, version, scratch)
             step("conformance kit against the installed dsh-fs-local and dsh-fs-memory")
             log(f"   {check_kit_on_installed_backends(uv_cmd, version, scratch)}")
+            step("the search tools on an installed stack: dsh-fs mcp and the search contract")
+            log(f"   {check_search_on_installed_stack(uv_cmd, version, scratch)}")
     except CheckFailed as failure:
         log(f"release check FAILED: {failure}")
         return 1

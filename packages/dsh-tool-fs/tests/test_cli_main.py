@@ -51,7 +51,14 @@ def requests(*items: Any) -> bytes:
 
 
 MEMORY = ("--backend", "memory", "--cwd", "/w")
-DISTRIBUTIONS = ("dsh-fs", "dsh-fs-local", "dsh-fs-memory", "dsh-fs-policy", "dsh-tool-fs")
+DISTRIBUTIONS = (
+    "dsh-fs",
+    "dsh-fs-local",
+    "dsh-fs-memory",
+    "dsh-fs-policy",
+    "dsh-tool-fs",
+    "dsh-tool-fs-search",
+)
 
 
 @pytest.mark.parametrize("command", ["tools", "call", "session", "mcp"])
@@ -110,6 +117,8 @@ def test_version_names_every_layer_backend_and_plugin_with_its_distribution(
         f"  backend memory: dsh-fs-memory {ours['dsh-fs-memory']}",
         "  plugin audit: dsh-fs-bucket 1.4.2",
         f"  plugin policy: dsh-fs-policy {ours['dsh-fs-policy']}",
+        f"  tool glob: dsh-tool-fs-search {ours['dsh-tool-fs-search']}",
+        f"  tool grep: dsh-tool-fs-search {ours['dsh-tool-fs-search']}",
         f"  with {libraries} on Python {platform.python_version()}",
     ]
     assert run.stderr == ""

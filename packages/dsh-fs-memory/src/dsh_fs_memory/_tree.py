@@ -163,6 +163,15 @@ class OutOfBand(ABC):
             raise os_error(errno.ENOTEMPTY, path)
         self._tree.detach(physical)
 
+    def set_modified_ns(self, path: str, modified_ns: int) -> None:
+        """Set the modification time of an entry, like ``os.utime(path, ns=...)`` (its
+        version moves on, as a local file's does)."""
+        _, node = self._physical(path)
+        if node is None:
+            raise os_error(errno.ENOENT, path)
+        node.modified_ns = modified_ns
+        node.version = self._tree.tick()
+
     def add_symlink(self, path: str, target: str) -> None:
         """Create a symlink at ``path`` to ``target`` (relative or absolute, as given)."""
         self._new_entry(path, Node("symlink", self._tree.tick(), link=target))

@@ -97,10 +97,13 @@ def _class(body: str) -> str:
         if char == "\\" and i + 1 < len(body):
             char = body[i + 1]
             i += 1
-        members.append(char if char == "-" else re2.escape(char))
+        if char != "/":  # a class never matches the separator
+            members.append(char if char == "-" else re2.escape(char))
         i += 1
-    inner = "".join(members)  # never empty: a leading "]" is a member
-    return f"[^/{inner}]" if negated else f"[{inner}]"
+    inner = "".join(members)
+    if negated:
+        return f"[^/{inner}]"
+    return f"[{inner}]" if inner else "[^\\x00-\\x{10FFFF}]"  # nothing: "[/]" matches no name
 
 
 def _translate(pattern: str) -> str:

@@ -76,6 +76,7 @@ class IgnoreRules:
         for kind in _KINDS:
             if kind in found:
                 spec = GitIgnoreSpec.from_lines(found[kind].splitlines())
-                if len(spec):
+                # A file of comments and blank lines only adds nothing.
+                if any(pattern.include is not None for pattern in spec.patterns):
                     added.append(IgnoreFile(kind, spec, cut))
         return IgnoreRules(self.files + tuple(added)) if added else self

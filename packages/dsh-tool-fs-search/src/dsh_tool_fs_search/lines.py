@@ -119,7 +119,7 @@ class LineScanner:
         if last:
             if last.endswith(b"\r"):
                 last = last[:-1]
-            yield from self._scan(last + b"\n")
+            yield from self._scan(last + b"\n", crlf=False)
 
     def _hold(self, data: bytes) -> None:
         if not data or self._carry_full:
@@ -130,9 +130,13 @@ class LineScanner:
             self._carry_full = True
         self._carry += data
 
-    def _scan(self, data: bytes) -> Iterator[MatchedLine]:
-        """The matching lines of ``data``: whole lines, each ending in ``\\n``."""
-        if b"\r" in data:
+    def _scan(self, data: bytes, *, crlf: bool = True) -> Iterator[MatchedLine]:
+        """The matching lines of ``data``: whole lines, each ending in ``\\n``.
+
+        ``crlf=False`` for the last line of a text, whose final ``\\r`` is gone
+        already and whose ``\\n`` was added: another ``\\r`` before it is text.
+        """
+        if crlf and b"\r" in data:
             data = data.replace(b"\r\n", b"\n")
         search = self._search
         number = self._lines

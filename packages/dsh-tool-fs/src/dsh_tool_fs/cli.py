@@ -52,7 +52,7 @@ from .config import ToolFsConfig
 from .formats import FORMATS, tools_document
 from .host import Session, ToolFs, ToolResult
 from .names import escape_surrogates
-from .tools import UnknownToolError
+from .tools import TOOLS_GROUP, UnknownToolError
 
 logger = logging.getLogger("dsh_tool_fs.cli")
 
@@ -631,13 +631,14 @@ def version_report() -> str:
     """What ``dsh-fs --version`` prints: exactly what would run, for a bug report.
 
     The command's own version first (``dsh-fs <dsh-tool-fs version>``), then
-    the two layers it always uses, then every installed backend and plugin
-    entry point with the distribution (and version) that declares it, then the
-    runtime libraries and Python.
+    the two layers it always uses, then every installed backend, plugin and
+    tool entry point with the distribution (and version) that declares it,
+    then the runtime libraries and Python.
     """
     lines = [f"dsh-fs {_installed_version('dsh-tool-fs')}"]
     lines += [f"  layer {dist} {_installed_version(dist)}" for dist in ("dsh-tool-fs", "dsh-fs")]
-    for kind, group in (("backend", BACKENDS_GROUP), ("plugin", PLUGINS_GROUP)):
+    groups = (("backend", BACKENDS_GROUP), ("plugin", PLUGINS_GROUP), ("tool", TOOLS_GROUP))
+    for kind, group in groups:
         found = sorted(entry_points(group=group), key=lambda ep: (ep.name, ep.value))
         for ep in found:
             dist = ep.dist

@@ -1,0 +1,192 @@
+"""glob and grep in a host: ignore files above the searched path, the time limit,
+cancellation, observation, and bounded memory on a large file."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from dsh_fs import FsDirEntry, FsTarget
+from dsh_fs_local import LocalFileSystem
+from dsh_fs_memory import MemoryFileSystem
+from dsh_fs_policy import FsPolicy
+from dsh_tool_fs import TOOLS, Session, ToolFs, ToolResult
+from dsh_tool_fs_search import GLOB, GREP
+
+pytestmark = pytest.mark.anyio
+
+STOPPED = (
+    "(Search stopped after 1 s: showing what was found in the files searched so far. "
+    "Narrow path or pattern.)"
+)
+
+
+def host(fs: Any, **config: Any) -> ToolFs:
+    return ToolFs(fs, config=config or None, tools=(*TOOLS, GLOB, GREP))
+
+
+def body(result: ToolResult) -> str:
+    """The text between ``<content>`` and ``</content>``."""
+    assert not result.is_error, result.text
+    return result.text.split("<content>\n", 1)[1].rsplit("\n</content>", 1)[0]
+
+
+async def test_the_ignore_files_above_the_searched_directory_apply_up_to_the_root() -> None:
+    """
+    /.gitignore          "*.txt"     (above the workspace root: never read)
+    /w/.gitignore        "*.pyc"
+    /w/src/.ignore       "gen/"
+    /w/src/a.py, a.pyc, notes.txt, gen/x.py
+    """
+    fs = MemoryFileSystem(
+        cwd="/w",
+        files={
+            "/.gitignore": "*.txt\n",
+            "/w/.gitignore": "*.pyc\n",
+            "/w/src/.ignore": "gen/\n",
+            "/w/src/a.py": "x\n",
+            "/w/src/a.pyc": "x\n",
+            "/w/src/notes.txt": "x\n",
+            "/w/src/gen/x.py": "x\n",
+        },
+    )
+    result = await host(fs).execute("glob", {"pattern": "*", "path": "src"})
+    assert result.value is not None
+    assert sorted(result.value["files"]) == [".ignore", "a.py", "notes.txt"]
+
+
+async def test_an_ignored_path_given_explicitly_keeps_only_the_ignore_files_inside_it() -> None:
+    fs = MemoryFileSystem(
+        cwd="/w",
+        files={
+            "/w/.gitignore": "vendor/\n*.log\n",
+            "/w/vendor/.gitignore": "*.min.js\n",
+            "/w/vendor/lib.js": "",
+            "/w/vendor/lib.min.js": "",
+            "/w/vendor/debug.log": "",
+        },
+    )
+    for name, at in (("lib.js", 1), ("debug.log", 2)):
+        fs.set_modified_ns(f"/w/vendor/{name}", at)
+    toolfs = host(fs)
+    assert body(await toolfs.execute("glob", {"pattern": "*"})) == ".gitignore\n\n(1 file)"
+    found = await toolfs.execute("glob", {"pattern": "*", "path": "vendor"})
+    assert body(found) == ".gitignore\ndebug.log\nlib.js\n\n(3 files)"
+
+
+async def test_a_symlink_given_as_path_is_followed_like_list_follows_it() -> None:
+    fs = MemoryFileSystem(cwd="/w", files={"/w/src/a.py": "x\n"})
+    fs.add_symlink("/w/alias", "src")
+    toolfs = host(fs)
+    assert body(await toolfs.execute("glob", {"pattern": "*"})) == "src/a.py\n\n(1 file)"
+    assert body(await toolfs.execute("glob", {"pattern": "*", "path": "alias"})) == (
+        "a.py\n\n(1 file)"
+    )
+
+
+class SlowMemory(MemoryFileSystem):
+    """A memory backend where listing a directory named ``slow`` and reading a file named
+    ``slow.txt`` take ``delay`` seconds."""
+
+    delay = 1.2
+
+    async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
+        if target.display_path.endswith("/slow"):
+            await anyio.sleep(self.delay)
+        return await super().list_dir(target, stat=stat)
+
+    async def read_text(self, target: FsTarget) -> str:
+        if target.display_path.endswith("/slow.txt"):
+            await anyio.sleep(self.delay)
+        return await super().read_text(target)
+
+
+def slow_tree() -> SlowMemory:
+    """
+    /w/a.txt               "x"   newest
+    /w/slow.txt            "x"   reading it takes 1.2 s
+    /w/c.txt               "x"   never searched within a 1 s limit
+    /w/slow/b.txt          "x"   listing /w/slow takes 1.2 s
+    /w/slow/deeper/c.txt   "x"   never reached within a 1 s limit
+    """
+    files = ["a.txt", "slow.txt", "c.txt", "slow/b.txt", "slow/deeper/c.txt"]
+    fs = SlowMemory(cwd="/w", files={f"/w/{name}": "x\n" for name in files})
+    for age, name in enumerate(files):
+        fs.set_modified_ns(f"/w/{name}", 100 - age)
+    return fs
+
+
+async def test_the_time_limit_stops_a_walk_and_shows_what_was_found() -> None:
+    toolfs = host(slow_tree(), search_time_limit=1)
+    found = await toolfs.execute("glob", {"pattern": "*"})
+    assert body(found) == f"a.txt\nslow.txt\nc.txt\nslow/b.txt\n\n{STOPPED}"
+    assert found.value is not None and found.value["stopped"] is True
+
+
+async def test_the_time_limit_stops_a_search_and_shows_the_files_searched() -> None:
+    flat = SlowMemory(cwd="/w", files={"/w/a.txt": "x\n", "/w/slow.txt": "x\n", "/w/c.txt": "x\n"})
+    for age, name in enumerate(["a.txt", "slow.txt", "c.txt"]):
+        flat.set_modified_ns(f"/w/{name}", 100 - age)
+    searched = await host(flat, search_time_limit=1).execute("grep", {"pattern": "x"})
+    assert body(searched) == f"a.txt\n1: x\n\nslow.txt\n1: x\n\n{STOPPED}"
+    assert searched.value is not None
+    assert (searched.value["totalMatches"], searched.value["stopped"]) == (2, True)
+
+
+@pytest.mark.parametrize("tool", ["glob", "grep"])
+async def test_cancelling_a_search_reports_it_aborted(tool: str) -> None:
+    fs = slow_tree()
+    fs.delay = 60
+    cancel = anyio.Event()
+    results: list[ToolResult] = []
+
+    async def search() -> None:
+        results.append(await host(fs).execute(tool, {"pattern": "x"}, cancel=cancel))
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(search)
+            await anyio.sleep(0.2)
+            cancel.set()
+    (result,) = results
+    assert result.text == f"Error: {tool} aborted"
+    assert result.error is not None and result.error.code == "FS_ABORTED"
+
+
+async def test_a_match_is_not_an_observation_an_edit_still_needs_a_read() -> None:
+    fs = MemoryFileSystem(cwd="/w", files={"/w/a.txt": "needle\n"})
+    toolfs = ToolFs(fs, plugins=[FsPolicy()], tools=(*TOOLS, GLOB, GREP))
+    session = Session()
+    found = await toolfs.execute("grep", {"pattern": "needle"}, session=session)
+    assert body(found).startswith("a.txt\n")
+    edit = {"file_path": "a.txt", "old_string": "needle", "new_string": "pin"}
+    refused = await toolfs.execute("edit", edit, session=session)
+    assert refused.error is not None and refused.error.code == "FS_NOT_OBSERVED"
+    assert not (await toolfs.execute("read", {"file_path": "a.txt"}, session=session)).is_error
+    assert not (await toolfs.execute("edit", edit, session=session)).is_error
+
+
+def write_big_file(path: Path, megabytes: int) -> None:
+    line = b"the quick brown fox jumps over the lazy dog, again and again and again\n"
+    block = line * ((1 << 20) // len(line) + 1)
+    with open(path, "wb") as out:
+        for _ in range(megabytes):
+            out.write(block)
+        out.write(b"needle at the end\n")
+
+
+async def test_grep_streams_a_large_file_in_bounded_memory(tmp_path: Path) -> None:
+    """64 MiB of lines, the only match at the end: Python allocations stay under 16 MiB."""
+    write_big_file(tmp_path / "big.txt", 64)
+    toolfs = host(LocalFileSystem(cwd=str(tmp_path)))
+    tracemalloc.start()
+    try:
+        result = await toolfs.execute("grep", {"pattern": "needle"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert body(result).endswith("needle at the end\n\n(1 match in 1 file)")
+    assert peak < 16 << 20, peak
