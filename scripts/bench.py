@@ -830,7 +830,9 @@ def search_tree(d: Data) -> str:
 
 def rg_output(command: list[str], cwd: str) -> bytes:
     """What the baseline prints (once, untimed: the product's answer is checked against it)."""
-    return subprocess.run(command, cwd=cwd, capture_output=True, check=True).stdout
+    return subprocess.run(
+        command, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, check=True
+    ).stdout
 
 
 def rg_executable() -> str:
@@ -851,6 +853,35 @@ def native_state() -> str:
     return "native fast path (Landlock-confined rg)"
 
 
+async def r0(row: Row, d: Data, runs: int) -> None:
+    """The sandbox's cost per search: a confined rg of an empty directory against a plain one."""
+    from dsh_tool_fs_search._ripgrep import run_rg
+    from dsh_tool_fs_search._sandbox import Sandbox
+
+    rg = rg_executable()
+    empty = os.path.join(d.root, "empty")
+    os.makedirs(empty, exist_ok=True)
+    fd = os.open(empty, os.O_RDONLY | os.O_DIRECTORY)
+    t0 = time.perf_counter()
+    sandbox = Sandbox(rg, [fd])
+    started = time.perf_counter() - t0
+
+    def product() -> None:
+        run_rg(sandbox, fd, [b"--files"], lambda: None, lambda paths: None)
+
+    def baseline() -> None:
+        subprocess.run(
+            [rg, "--files"], cwd=empty, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+        )
+
+    try:
+        await measure(row, sync_op(product), sync_op(baseline), runs)
+    finally:
+        sandbox.close()
+        os.close(fd)
+    row.note = f"sandbox process start (once per backend): {started * 1e3:.0f} ms"
+
+
 async def r1(row: Row, d: Data, runs: int) -> None:
     tree = search_tree(d)
     rg = rg_executable()
@@ -864,7 +895,10 @@ async def r1(row: Row, d: Data, runs: int) -> None:
         total.append(r.value["totalFiles"])
 
     def baseline() -> None:
-        subprocess.run(command, cwd=tree, stdout=subprocess.DEVNULL, check=True)
+        # stdin closed: rg searches stdin instead of the tree when stdin is a pipe.
+        subprocess.run(
+            command, cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
+        )
 
     await measure(row, product, sync_op(baseline), runs)
     if set(total) != {expected}:
@@ -889,7 +923,10 @@ async def r2(row: Row, d: Data, runs: int) -> None:
         seen.append((r.value["totalMatches"], r.value["totalFiles"]))
 
     def baseline() -> None:
-        subprocess.run(command, cwd=tree, stdout=subprocess.DEVNULL, check=True)
+        # stdin closed: rg searches stdin instead of the tree when stdin is a pipe.
+        subprocess.run(
+            command, cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
+        )
 
     await measure(row, product, sync_op(baseline), runs)
     if set(seen) != {(matches, files)}:
@@ -913,6 +950,7 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "W10": ("W7 among 20,000 files", "ms", 1.25, "≤ 1.25", w10),
     "S1": ("start-up: one dsh-fs call read process", "ms", 2.0, "≤ 2.0", s1),
     "S2": ("start-up: dsh-fs mcp, spawn → tools/list", "ms", None, "≤ 400 ms", s2),
+    "R0": ("confined rg (sandbox), empty directory", "ms", None, "info", r0),
     "R1": (f"glob {SEARCH_GLOB!r}, site-packages copy", "ms", 1.3, "≤ 1.3", r1),
     "R2": (f"grep literal {SEARCH_LITERAL!r}, same tree", "ms", 1.3, "≤ 1.3", r2),
 }
@@ -929,6 +967,7 @@ BASELINE_NAMES = {
     "W10": "durable floor in that directory",
     "S1": f"python -c '{IMPORT_FLOOR}'",
     "S2": "python -c 'import mcp.server…'",
+    "R0": "plain rg process (subprocess)",
     "R1": "rg --files --glob, same rules",
     "R2": "rg -n -F, same rules",
 }
@@ -939,7 +978,7 @@ MAX_SECONDS = {"S2": S2_LIMIT_S}
 # Peak memory: a fresh interpreter does one read and reports its ru_maxrss growth
 
 
-def peak_child(path: str, warm: str) -> None:
+def peak_child(path: str, warm: str, grep: str | None = None) -> None:
     """Runs in the subprocess: one warm-up read of a small file, then the measured read.
 
     The work happens in a forked grandchild: Linux carries a process's
@@ -952,7 +991,10 @@ def peak_child(path: str, warm: str) -> None:
         _, status = os.waitpid(pid, 0)
         sys.exit(os.waitstatus_to_exitcode(status))
     try:
-        _peak_read(path, warm)
+        if grep is None:
+            _peak_read(path, warm)
+        else:
+            _peak_grep(path, warm, grep)
     except BaseException:
         traceback.print_exc()
         sys.stderr.flush()
@@ -981,6 +1023,49 @@ def _peak_read(path: str, warm: str) -> None:
         }
 
     print(json.dumps(anyio.run(main)))
+
+
+def _peak_grep(directory: str, warm: str, literal: str) -> None:
+    """R2G in the grandchild: a grep of ``literal`` in ``directory`` (the 1 GiB file)."""
+    stack = Stack(directory)
+
+    async def main() -> dict[str, Any]:
+        # Warm-up: the same path (sandbox started, modules imported), no file selected.
+        await stack.call("grep", {"pattern": literal, "include": "*.none"})
+        gc.collect()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        t0 = time.perf_counter()
+        r = await stack.toolfs.execute("grep", {"pattern": literal}, session=stack.session)
+        seconds = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return {
+            "growth_kb": after - before,
+            "before_kb": before,
+            "seconds": seconds,
+            "error": r.text if r.is_error else "",
+            "total_lines": None if r.value is None else r.value["totalMatches"],
+        }
+
+    print(json.dumps(anyio.run(main)))
+
+
+GREP_MARKER = "UNIQUE_MARKER_GIGABYTE"
+"""R2G's literal: the last line of the 1 GiB file, so the whole file is streamed."""
+
+
+def measure_peak_grep(directory: str, warm: str) -> tuple[float, str]:
+    """Peak RSS growth in MB of one product grep of the 1 GiB file, in a fresh interpreter."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--peak-grep-child", directory, warm]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise ProductError(f"peak-memory child failed: {done.stderr.strip()[-500:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if out["error"]:
+        raise ProductError(out["error"])
+    if out["total_lines"] != 1:
+        raise ProductError(f"totalMatches = {out['total_lines']}, expected 1")
+    growth = out["growth_kb"] / 1024
+    return growth, f"{out['seconds']:.2f} s, RSS {out['before_kb'] / 1024:.0f} MB before"
 
 
 def measure_peak(path: str, warm: str, expected_lines: int) -> tuple[float, str]:
@@ -1067,7 +1152,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--only",
         default="",
-        help="comma-separated ids to run, e.g. W1,W5 (W1G = the 1 GB peak-memory read)",
+        help="comma-separated ids to run, e.g. W1,W5 (W1G = the 1 GB peak-memory read, "
+        "R2G = the 1 GB peak-memory grep)",
     )
     p.add_argument("--runs", type=int, default=None, help="timed runs per workload (default 11)")
     p.add_argument("--tmpdir", default=None, help="where to create the data (default: system temp)")
@@ -1077,6 +1163,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="run the product without workspace containment (roots=None), to measure its cost",
     )
     p.add_argument("--peak-child", nargs=2, help=argparse.SUPPRESS)
+    p.add_argument("--peak-grep-child", nargs=2, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -1085,20 +1172,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.peak_child:
         peak_child(*args.peak_child)
         return 0
+    if args.peak_grep_child:
+        directory, warm = args.peak_grep_child
+        peak_child(directory, warm, grep=GREP_MARKER)
+        return 0
     global CONTAINED
     CONTAINED = not args.roots_off
     runs = args.runs if args.runs is not None else (3 if args.quick else 11)
     if runs < 1:
         print("--runs must be at least 1", file=sys.stderr)
         return 2
-    all_ids = [*WORKLOADS, "W1G"]
+    all_ids = [*WORKLOADS, "W1G", "R2G"]
     wanted = [w.strip().upper() for w in args.only.split(",") if w.strip()] or all_ids
     unknown = [w for w in wanted if w not in all_ids]
     if unknown:
         print(f"unknown workload id(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
-    if args.quick and "W1G" in wanted and not args.only:
-        wanted.remove("W1G")
+    if args.quick and not args.only:
+        wanted = [w for w in wanted if w not in ("W1G", "R2G")]
     started = time.perf_counter()
     load_at_start = os.getloadavg()[0]
     root = tempfile.mkdtemp(prefix="dsh-bench-", dir=args.tmpdir)
@@ -1109,7 +1200,7 @@ def main(argv: list[str] | None = None) -> int:
         os.sync()  # write the data back now, not during the timed fsyncs of W6/W7
         log(f"  done in {time.perf_counter() - started:.1f} s")
         for wid in wanted:
-            if wid == "W1G":
+            if wid in ("W1G", "R2G"):
                 continue
             title, unit, target, target_text, _ = WORKLOADS[wid]
             rows.append(Row(wid, title, unit, target, target_text))
@@ -1189,6 +1280,28 @@ def peaks(rows: list[Row], d: Data, wanted: list[str], root: str) -> None:
             row.skipped = f"skipped — not available yet: {exc}"
         else:
             jobs.append((row, make_gigabyte))
+    if "R2G" in wanted:
+        row = Row("R2G", "peak memory: grep literal, 1 GiB file", "ms", None, "≤ 64 MB")
+        rows.append(row)
+        log("R2G peak memory …")
+        directory = os.path.join(root, "gig")
+        os.makedirs(directory, exist_ok=True)
+        big = os.path.join(directory, "gigabyte.txt")
+        try:
+            write_gigabyte(big)
+            with open(big, "a", encoding="utf-8") as f:
+                f.write(GREP_MARKER + "\n")
+            row.peak_mb, detail = measure_peak_grep(directory, warm)
+            row.note = (
+                f"peak RSS growth {row.peak_mb:.1f} MB of the host (bound 64 MB; the grep took "
+                f"{detail}); {native_state()} — rg runs in its own process, not counted"
+            )
+        except (ProductError, ImportError) as exc:
+            row.error = f"peak memory: {exc}"
+        finally:
+            if os.path.exists(big):
+                os.remove(big)
+        log(f"  {row.result}")
     for row, make in jobs:
         log(f"{row.id} peak memory …")
         try:

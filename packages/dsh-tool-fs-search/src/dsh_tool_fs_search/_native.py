@@ -38,6 +38,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import re
 import threading
 import weakref
 from collections.abc import Iterable
@@ -71,6 +72,10 @@ SWITCH: Final = "DSH_FS_SEARCH_NATIVE"
 _REGEX_SPECIALS: Final = frozenset("\\.+*?()|[]{}^$")
 _NOT_IN_A_LINE: Final = frozenset("\n\r\0")
 _GLOB_SPECIALS: Final = frozenset("\\?[]{}!")
+_IN_VCS_DIRECTORY: Final = re.compile(
+    "(?:^|/)(?:" + "|".join(re.escape(name) for name in sorted(VCS_DIRS)) + ")/"
+)
+"""A path with a VCS directory on the way (the seam walk never enters one)."""
 
 
 def rg_literal(matcher: LineMatcher) -> bytes | None:
@@ -229,11 +234,8 @@ class NativeFastPath:
         """The listed paths the seam walk would show: no VCS directory on the way, and not
         ignored by the rules in force — built, directory by directory, from the ignore
         files the seam walk reads (:func:`~dsh_tool_fs_search.walk._ignore_files_of`)."""
-        paths = [
-            path
-            for path in found.files
-            if not any(part in VCS_DIRS for part in path.split("/")[:-1])
-        ]
+        # rg's --glob=!.git/ … already keeps out of them; this makes it so by construction.
+        paths = [path for path in found.files if _IN_VCS_DIRECTORY.search(path) is None]
         if not scope.rules.files and not found.ignore_dirs:
             return paths
         base = scope.base

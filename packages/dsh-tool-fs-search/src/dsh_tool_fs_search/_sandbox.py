@@ -20,13 +20,14 @@ in the child), so the host starts this file once as its own small process,
 threaded). That process restricts *itself*, then serves requests over a
 socket: each request carries ``rg``'s arguments and, as passed descriptors,
 the directory to run in, its stdout and stderr, and a status socket. Its
-children inherit the domain across ``fork`` and ``exec``: a forked waiter
-starts ``rg`` (``fchdir`` to the passed directory, so no path of the searched
-directory is ever looked up again), hands the host a ``pidfd`` of it (so a
-cancelled search kills exactly that process) and its exit status. One
-sandbox per backend serves every search of it; a request costs two ``fork``
-of a small process (measured in docs/benchmarks.md). The sandbox exits when
-the host closes its socket or dies (``PR_SET_PDEATHSIG``).
+children inherit the domain across ``fork`` and ``exec``: it forks ``rg``
+(``fchdir`` to the passed directory, so no path of the searched directory is
+ever looked up again), hands the host a ``pidfd`` of it (so a cancelled
+search kills exactly that process) and, once it has reaped it, its exit
+status. One sandbox per backend serves every search of it; a request costs
+one ``fork`` of a small process (measured in docs/benchmarks.md). The
+sandbox exits when the host closes its socket or dies, and ``rg`` when the
+sandbox dies (``PR_SET_PDEATHSIG`` both).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import selectors
 import signal
 import socket
 import struct
@@ -183,37 +185,52 @@ class Landlock:
 
 
 def _serve(channel: socket.socket, executable: str) -> None:
-    """Answer requests until the host closes the channel; every ``rg`` starts confined."""
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the waiters are reaped by the kernel
+    """Answer requests until the host closes the channel; every ``rg`` starts confined.
+
+    One loop over the channel and the ``pidfd`` of every running ``rg``: a
+    request forks ``rg`` (this process is single-threaded, so ``fork`` is
+    safe here) and hands the host its ``pidfd``; a ``pidfd`` that becomes
+    readable is reaped (``waitid(P_PIDFD)``) and its exit status sent.
+    """
+    events = selectors.DefaultSelector()
+    events.register(channel, selectors.EVENT_READ)
+    running: dict[int, socket.socket] = {}
     while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(channel, _MESSAGE_BYTES, _FDS_PER_REQUEST)
-        except OSError:
-            return
-        if not message:
-            return
-        if len(fds) != _FDS_PER_REQUEST:
-            for fd in fds:
-                os.close(fd)
-            continue
-        arguments = message.split(b"\0")
-        if os.fork() == 0:
-            _wait_for_rg(executable, arguments, fds)  # never returns
-        for fd in fds:
-            os.close(fd)
+        for key, _ in events.select():
+            if key.fileobj is not channel:
+                pidfd = key.fd
+                events.unregister(pidfd)
+                _report_exit(pidfd, running.pop(pidfd))
+                continue
+            try:
+                message, fds, _, _ = socket.recv_fds(channel, _MESSAGE_BYTES, _FDS_PER_REQUEST)
+            except OSError:
+                return
+            if not message:
+                return
+            if len(fds) != _FDS_PER_REQUEST:
+                for fd in fds:
+                    os.close(fd)
+                continue
+            started = _start_rg(executable, message.split(b"\0"), fds)
+            if started is not None:
+                events.register(started[0], selectors.EVENT_READ)
+                running[started[0]] = started[1]
 
 
-def _wait_for_rg(executable: str, arguments: list[bytes], fds: list[int]) -> None:
-    """In the forked waiter: start ``rg``, report its ``pidfd`` and exit status, exit."""
+def _start_rg(
+    executable: str, arguments: list[bytes], fds: list[int]
+) -> tuple[int, socket.socket] | None:
+    """Fork ``rg`` in the passed directory with the passed stdout and stderr; send the host
+    its pid and ``pidfd``. Returns ``(pidfd, status socket)``, or ``None`` when it failed."""
     directory, stdout, stderr, status_fd = fds
     status = socket.socket(fileno=status_fd)
-    code = 127
     try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         pid = os.fork()
         if pid == 0:
             try:
                 signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+                ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 os.fchdir(directory)
                 os.dup2(stdout, 1)
                 os.dup2(stderr, 2)
@@ -223,16 +240,30 @@ def _wait_for_rg(executable: str, arguments: list[bytes], fds: list[int]) -> Non
                 os._exit(127)
         pidfd = os.pidfd_open(pid)
         socket.send_fds(status, [struct.pack("=q", pid)], [pidfd])
-        os.close(pidfd)
+        return pidfd, status
+    except OSError:
+        status.close()
+        return None
+    finally:
         for fd in (directory, stdout, stderr):
             os.close(fd)
-        _, wait_status = os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(wait_status)
-        status.sendall(struct.pack("=q", code))
-    except BaseException:
-        pass
+
+
+def _report_exit(pidfd: int, status: socket.socket) -> None:
+    """Reap the ``rg`` behind ``pidfd`` and send its exit code (negative: its signal)."""
+    try:
+        result = os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
+        if result is None:
+            code = 127
+        elif result.si_code == os.CLD_EXITED:
+            code = result.si_status
+        else:
+            code = -result.si_status
+        with contextlib.suppress(OSError):
+            status.sendall(struct.pack("=q", code))
     finally:
-        os._exit(0)
+        os.close(pidfd)
+        status.close()
 
 
 def _main() -> None:
