@@ -17,7 +17,9 @@ beyond ASCII, many files and equal modification times.
 
 from __future__ import annotations
 
+import gc
 import os
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -292,3 +294,44 @@ async def test_without_rg_or_landlock_the_seam_path_answers_the_same(
             ]
         _native._native_rg.cache_clear()
         assert [r.text for r in without] == [r.text for r in with_rg], missing
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is gone once it is not running.
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(") ", 1)[1][0] != "Z"
+
+
+async def test_a_dead_sandbox_is_replaced_and_the_seam_answers_meanwhile(
+    workspace: str, spy: Spy
+) -> None:
+    fs = LocalFileSystem(workspace)
+    host = ToolFs(fs, tools=installed_tools())
+    session = Session(cwd=workspace)
+    first = await host.execute("glob", {"pattern": "**/*.py"}, session=session)
+    native = _native.native_fast_path(fs)
+    assert native is not None and native.sandbox is not None
+    dead = native.sandbox.pid
+    os.kill(dead, signal.SIGKILL)
+    again = await host.execute("glob", {"pattern": "**/*.py"}, session=session)
+    third = await host.execute("glob", {"pattern": "**/*.py"}, session=session)
+    assert first.text == again.text == third.text
+    assert spy.answered == ["glob", "glob"] and spy.declined == ["glob"]
+    assert native.sandbox is not None and native.sandbox.pid != dead
+
+
+async def test_the_sandbox_stops_with_its_backend(workspace: str) -> None:
+    fs = LocalFileSystem(workspace)
+    host = ToolFs(fs, tools=installed_tools())
+    await host.execute("glob", {"pattern": "*.py"}, session=Session(cwd=workspace))
+    native = _native.native_fast_path(fs)
+    assert native is not None and native.sandbox is not None
+    pid = native.sandbox.pid
+    assert process_exists(pid)
+    del fs, host, native
+    gc.collect()
+    assert not process_exists(pid)

@@ -35,13 +35,12 @@ is read through the seam.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import os
 import re
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from anyio import from_thread, to_thread
@@ -138,27 +137,45 @@ class NativeFastPath:
         self._executable = executable
         self._sandbox: Sandbox | None = None
         self._broken = False
+        self._stop: Callable[[], object] = lambda: None
         self._lock = threading.Lock()
 
     # -- the sandbox ------------------------------------------------------
 
     def _sandbox_for(self, held: HeldDirectory) -> Sandbox | None:
+        """The running sandbox, started on first use with the held roots; ``None`` when it
+        cannot start here (then every call declines)."""
         with self._lock:
-            if self._sandbox is None and not self._broken:
+            fs = self._fs()
+            if self._sandbox is None and not self._broken and fs is not None:
                 try:
-                    self._sandbox = Sandbox(self._executable, held.root_fds)
+                    sandbox = Sandbox(self._executable, held.root_fds)
                 except (SandboxUnavailable, OSError):
                     self._broken = True
                 else:
-                    _started.append(self._sandbox)
+                    self._sandbox = sandbox
+                    # Stopped with its backend (or at exit): no process outlives its use.
+                    self._stop = weakref.finalize(fs, sandbox.close)
             return self._sandbox
 
+    def _discard(self, sandbox: Sandbox) -> None:
+        """Forget a sandbox that stopped answering; the next call starts a new one."""
+        with self._lock:
+            if self._sandbox is sandbox:
+                self._sandbox = None
+                self._stop()
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The sandbox process serving this backend, once started."""
+        return self._sandbox
+
     def close(self) -> None:
-        """Stop the sandbox process (it is also stopped at exit, or when the host dies)."""
+        """Stop the sandbox process now (it also stops with the backend, or at exit)."""
         with self._lock:
             if self._sandbox is not None:
-                self._sandbox.close()
                 self._sandbox = None
+                self._stop()
 
     # -- the walk ---------------------------------------------------------
 
@@ -186,7 +203,10 @@ class NativeFastPath:
                 _ripgrep.run_rg(sandbox, held.fd, arguments, check, times.add)
             except _Stopped:
                 found.stopped = True
-            except (_ripgrep.RgFailed, SandboxUnavailable, OSError):
+            except SandboxUnavailable:
+                self._discard(sandbox)
+                return None
+            except (_ripgrep.RgFailed, OSError):
                 return None
             found.files = times.found
             found.ignore_dirs = times.ignore_names(_directories_above(found.files))
@@ -339,16 +359,7 @@ def _directories_above(paths: Iterable[str]) -> set[str]:
 # One fast path per backend
 
 _paths: weakref.WeakKeyDictionary[FileSystem, NativeFastPath] = weakref.WeakKeyDictionary()
-_started: list[Sandbox] = []
 _lock = threading.Lock()
-
-
-def _stop_all() -> None:
-    for sandbox in _started:
-        sandbox.close()
-
-
-atexit.register(_stop_all)
 
 
 @functools.cache

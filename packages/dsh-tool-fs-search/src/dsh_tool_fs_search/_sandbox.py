@@ -391,6 +391,11 @@ class Sandbox:
         self.abi = int(answer.split()[1])
         self._channel = host
 
+    @property
+    def pid(self) -> int:
+        """The sandbox process's id."""
+        return self._process.pid
+
     def run(self, arguments: Sequence[bytes], directory_fd: int) -> SandboxedRun:
         """Start ``rg arguments…`` confined, with ``directory_fd`` as its working directory."""
         out_read, out_write = os.pipe2(os.O_CLOEXEC)
