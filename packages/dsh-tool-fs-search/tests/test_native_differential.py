@@ -62,6 +62,7 @@ def build_tree(base: str) -> str:
         src/              app.py (needle), util.py, top-only.txt (not anchored here), .env
            build/x.py     (ignored: directory-only pattern)
            sub/.gitignore !*.log, deep/   sub/b.log (re-included), sub/deep/d.py (ignored)
+           sub2/.gitignore -> ../../.ignore  (a link: never read)   sub2/secret-2.txt
         docs/a/b/c.tmp    (ignored by docs/**/*.tmp), docs/readme.md
         nested/.git/info/exclude  nested-ex.txt     (a repository inside)
         nested/nested-ex.txt, nested/n.py
@@ -122,6 +123,9 @@ def build_tree(base: str) -> str:
         write(ws, rel, data, t + (i % 7) * NS)  # groups of equal times
     for i in range(300):
         write(ws, f"many/f{i:04d}.py", f"line\nneedle {i}\n" if i % 3 else "line\n", t + (i % 4))
+    os.makedirs(os.path.join(ws, "src", "sub2"))
+    os.symlink("../../.ignore", os.path.join(ws, "src", "sub2", ".gitignore"))  # not read
+    write(ws, "src/sub2/secret-2.txt", "needle sub2\n", t)
     os.symlink("src/app.py", os.path.join(ws, "link-in.py"))
     os.symlink("src", os.path.join(ws, "link-dir"))
     os.symlink("../outside", os.path.join(ws, "link-out"))
@@ -184,6 +188,8 @@ async def both_ways(
 
 
 GLOBS = [
+    {"pattern": "src/**/*.py"},
+    {"pattern": "**/sub*/*"},
     {"pattern": "**/*.py"},
     {"pattern": "*.py"},
     {"pattern": "*"},
@@ -335,3 +341,28 @@ async def test_the_sandbox_stops_with_its_backend(workspace: str) -> None:
     del fs, host, native
     gc.collect()
     assert not process_exists(pid)
+
+
+async def test_a_read_only_root_is_searched_through_rg_alike(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, spy: Spy
+) -> None:
+    base = os.path.realpath(tmp_path)
+    ws = build_tree(os.path.join(base, "one"))
+    lib = os.path.join(base, "lib")
+    write(lib, ".gitignore", "*.tmp\n")
+    write(lib, "pkg/mod.py", "needle lib\n")
+    write(lib, "pkg/cache.tmp", "needle tmp\n")
+    fs = LocalFileSystem(ws, read_only_roots=[lib])
+    host = ToolFs(fs, tools=installed_tools())
+    results = []
+    for native in ("1", "0"):
+        monkeypatch.setenv("DSH_FS_SEARCH_NATIVE", native)
+        results.append(
+            [
+                (await host.execute("grep", {"pattern": "needle", "path": lib})).text,
+                (await host.execute("glob", {"pattern": "**", "path": lib})).text,
+            ]
+        )
+    assert results[0] == results[1]
+    assert "pkg/mod.py" in results[0][1] and "cache.tmp" not in results[0][1]
+    assert spy.answered == ["grep", "glob"]

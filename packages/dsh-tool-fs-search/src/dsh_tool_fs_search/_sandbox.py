@@ -301,12 +301,17 @@ class SandboxedRun:
     """
 
     def __init__(self, stdout: int, stderr: int, status: socket.socket) -> None:
+        """Take ownership of the pipes and the status socket, then wait for ``rg``'s start;
+        when it did not start, everything is closed and :class:`SandboxUnavailable` raised."""
         self.stdout = stdout
         self.stderr = stderr
         self._status = status
         self._pidfd: int | None = None
         self._code: int | None = None
-        message, fds, _, _ = socket.recv_fds(status, 8, 1)
+        try:
+            message, fds, _, _ = socket.recv_fds(status, 8, 1)
+        except OSError:  # the sandbox died with the request (ECONNRESET)
+            message, fds = b"", []
         if len(message) != 8 or len(fds) != 1:
             for fd in fds:
                 os.close(fd)
@@ -324,7 +329,10 @@ class SandboxedRun:
         if self._code is None:
             data = b""
             while len(data) < 8:
-                chunk = self._status.recv(8 - len(data))
+                try:
+                    chunk = self._status.recv(8 - len(data))
+                except OSError:
+                    chunk = b""
                 if not chunk:
                     raise SandboxUnavailable("the sandbox lost track of rg")
                 data += chunk
@@ -417,12 +425,7 @@ class Sandbox:
             os.close(out_write)
             os.close(err_write)
             theirs.close()
-        try:
-            return SandboxedRun(out_read, err_read, mine)
-        except BaseException:
-            os.close(out_read)
-            os.close(err_read)
-            raise
+        return SandboxedRun(out_read, err_read, mine)  # owns (and on failure closes) all three
 
     def close(self) -> None:
         """Stop the sandbox process (``rg`` processes still running finish on their own)."""
