@@ -343,15 +343,25 @@ async def test_the_sandbox_stops_with_its_backend(workspace: str) -> None:
     assert not process_exists(pid)
 
 
-async def test_a_read_only_root_is_searched_through_rg_alike(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, spy: Spy
-) -> None:
+@pytest.fixture
+def with_library(tmp_path: Path) -> tuple[str, str]:
+    """The tree above as ``<base>/one/ws`` and a read-only root ``<base>/lib``::
+
+    lib/.gitignore "*.tmp"   lib/pkg/mod.py   lib/pkg/cache.tmp (ignored)
+    """
     base = os.path.realpath(tmp_path)
     ws = build_tree(os.path.join(base, "one"))
     lib = os.path.join(base, "lib")
     write(lib, ".gitignore", "*.tmp\n")
     write(lib, "pkg/mod.py", "needle lib\n")
     write(lib, "pkg/cache.tmp", "needle tmp\n")
+    return ws, lib
+
+
+async def test_a_read_only_root_is_searched_through_rg_alike(
+    monkeypatch: pytest.MonkeyPatch, with_library: tuple[str, str], spy: Spy
+) -> None:
+    ws, lib = with_library
     fs = LocalFileSystem(ws, read_only_roots=[lib])
     host = ToolFs(fs, tools=installed_tools())
     results = []
