@@ -109,7 +109,13 @@ def doc_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     workspace.mkdir()
     saved_cwd, saved_path, saved_tempdir = os.getcwd(), os.environ.get("PATH"), tempfile.tempdir
     os.chdir(workspace)
-    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), saved_path or ""])
+    own_bin = os.path.dirname(sys.executable)
+    if os.environ.get("DSH_FS_DOCS_CLIENTS") == "1":
+        # The frameworks env's own dsh-fs has no mcp extra: the server is the one on PATH.
+        others = [p for p in (saved_path or "").split(os.pathsep) if p and p != own_bin]
+        os.environ["PATH"] = os.pathsep.join([*others, own_bin])
+    else:
+        os.environ["PATH"] = os.pathsep.join([own_bin, saved_path or ""])
     tempfile.tempdir = str(base)
     if shutil.which("dsh-fs") is None:  # the frameworks env has no server of its own
         pytest.fail(

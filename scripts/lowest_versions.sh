@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Prove the declared lower bounds: run the tests against exactly the lowest
-# versions the five pyproject files allow (uv --resolution lowest-direct).
+# versions the six pyproject files allow (uv --resolution lowest-direct).
 #
 #   bash scripts/lowest_versions.sh            # both runs below
 #   bash scripts/lowest_versions.sh core       # or just one of them
 #
-# "core": the five distributions without the mcp extra, so anyio, pluggy,
+# "core": the six distributions without the mcp extra, so anyio, pluggy,
 # pydantic and pytest (dsh-fs[testing]) sit at their own floors; every
 # package's tests and the integration suite, without the long reliability
 # subset and the MCP server test (it needs the extra).
@@ -41,16 +41,19 @@ for run in "$@"; do
       extra=()
       # The modules that import mcp (or the SDKs of the converter tests) run in "mcp".
       tests=(packages/dsh-fs/tests packages/dsh-fs-local/tests packages/dsh-fs-memory/tests
-             packages/dsh-fs-policy/tests packages/dsh-tool-fs/tests tests-integration
+             packages/dsh-fs-policy/tests packages/dsh-tool-fs/tests
+             packages/dsh-tool-fs-search/tests tests-integration
              --ignore=tests-integration/reliability --ignore=tests-integration/test_mcp_server.py
              --ignore=tests-integration/test_containment_surfaces.py
-             --ignore=packages/dsh-tool-fs/tests/test_formats.py)
+             --ignore=packages/dsh-tool-fs/tests/test_formats.py
+             --ignore=packages/dsh-tool-fs-search/tests/test_definitions.py)
       ;;
     mcp)
       tool_fs="packages/dsh-tool-fs[mcp]"
       extra=("anthropic>=2.15" "openai>=3.57")  # test_formats validates against their types
       tests=(packages/dsh-tool-fs/tests tests-integration/test_mcp_server.py
-             tests-integration/test_containment_surfaces.py)
+             tests-integration/test_containment_surfaces.py
+             packages/dsh-tool-fs-search/tests/test_definitions.py)
       ;;
     *)
       echo "unknown run: $run (core or mcp)" >&2
@@ -59,10 +62,11 @@ for run in "$@"; do
   esac
   "${uv[@]}" pip install -q --python "$venv/bin/python" --resolution lowest-direct \
     -e "packages/dsh-fs[testing]" -e packages/dsh-fs-local -e packages/dsh-fs-memory \
-    -e packages/dsh-fs-policy -e "$tool_fs" "$trio" "$hypothesis" "$sybil" "${extra[@]}"
+    -e packages/dsh-fs-policy -e "$tool_fs" -e "packages/dsh-tool-fs-search[testing]" \
+    "$trio" "$hypothesis" "$sybil" "${extra[@]}"
   echo "== lowest versions, run '$run':"
   "${uv[@]}" pip freeze -q --python "$venv/bin/python" \
-    | grep -iE '^(anyio|pluggy|pydantic|pydantic-core|mcp|pytest|trio|hypothesis|sybil|anthropic|openai)==' \
+    | grep -iE '^(anyio|pluggy|pydantic|pydantic-core|mcp|pytest|trio|hypothesis|sybil|anthropic|openai|pathspec|google-re2)==' \
     | tr '\n' ' '
   echo
   "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"

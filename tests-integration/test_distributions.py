@@ -1,4 +1,4 @@
-"""The five distributions' declared metadata is publishable and says what the stack is.
+"""The six distributions' declared metadata is publishable and says what the stack is.
 
 Fast, static checks over ``packages/*/pyproject.toml`` and the installed
 metadata of the workspace. Building the artifacts, installing each layer
@@ -22,13 +22,18 @@ from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[1]
 
-# distribution -> (import name, the siblings it may depend on, the entry point it declares)
-STACK: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {
-    "dsh-fs": ("dsh_fs", set(), None),
-    "dsh-fs-local": ("dsh_fs_local", {"dsh-fs"}, ("dsh_fs.backends", "local")),
-    "dsh-fs-memory": ("dsh_fs_memory", {"dsh-fs"}, ("dsh_fs.backends", "memory")),
-    "dsh-fs-policy": ("dsh_fs_policy", {"dsh-fs"}, ("dsh_fs.plugins", "policy")),
-    "dsh-tool-fs": ("dsh_tool_fs", {"dsh-fs"}, ("console_scripts", "dsh-fs")),
+# distribution -> (import name, the siblings it may depend on, the entry points it declares)
+STACK: dict[str, tuple[str, set[str], set[tuple[str, str]]]] = {
+    "dsh-fs": ("dsh_fs", set(), set()),
+    "dsh-fs-local": ("dsh_fs_local", {"dsh-fs"}, {("dsh_fs.backends", "local")}),
+    "dsh-fs-memory": ("dsh_fs_memory", {"dsh-fs"}, {("dsh_fs.backends", "memory")}),
+    "dsh-fs-policy": ("dsh_fs_policy", {"dsh-fs"}, {("dsh_fs.plugins", "policy")}),
+    "dsh-tool-fs": ("dsh_tool_fs", {"dsh-fs"}, {("console_scripts", "dsh-fs")}),
+    "dsh-tool-fs-search": (
+        "dsh_tool_fs_search",
+        {"dsh-fs", "dsh-tool-fs"},
+        {("dsh_tool_fs.tools", "glob"), ("dsh_tool_fs.tools", "grep")},
+    ),
 }
 
 
@@ -74,7 +79,7 @@ def test_the_version_has_one_source(dist: str) -> None:
     assert md.version(dist) == importlib.import_module(module).__version__
 
 
-def test_all_five_share_one_release_version() -> None:
+def test_all_six_share_one_release_version() -> None:
     assert len({md.version(dist) for dist in STACK}) == 1
 
 
@@ -86,6 +91,6 @@ def test_installed_metadata_carries_no_direct_reference(dist: str) -> None:
 
 @pytest.mark.parametrize("dist", sorted(STACK))
 def test_each_distribution_declares_its_entry_point(dist: str) -> None:
-    _module, _allowed, entry = STACK[dist]
+    _module, _allowed, entries = STACK[dist]
     declared = {(ep.group, ep.name) for ep in md.distribution(dist).entry_points}
-    assert declared == ({entry} if entry is not None else set())
+    assert declared == entries

@@ -17,7 +17,8 @@ Both stacks come from entry points with the policy plugin. The tree::
     └── pipe             (a FIFO / "other" entry)
 
 Every call of one scripted session runs on both; results must be equal once
-the root path is replaced by ``<root>``.
+the root path is replaced by ``<root>``. The search calls (``glob``, ``grep``)
+run on the tree as built, with the same modification times on both.
 """
 
 from __future__ import annotations
@@ -79,6 +80,22 @@ SCRIPT: list[tuple[str, dict[str, Any]]] = [
     ("read", {"file_path": ""}),
 ]
 
+# glob and grep (dsh-tool-fs-search, installed in the workspace) on the tree as built: the
+# writes above would give the trees modification times of two different clocks.
+SEARCH_SCRIPT: list[tuple[str, dict[str, Any]]] = [
+    ("glob", {"pattern": "*"}),
+    ("glob", {"pattern": "**/*.py"}),
+    ("glob", {"pattern": "*", "path": "linkdir"}),
+    ("glob", {"pattern": "*", "path": "a.txt"}),
+    ("grep", {"pattern": "a"}),
+    ("grep", {"pattern": "^two$", "include": "*.txt"}),
+    ("grep", {"pattern": "x", "path": "src/util.py"}),
+    ("grep", {"pattern": "(", "path": "src"}),
+]
+
+# Modification times (seconds after an epoch of our own) set on both trees: the search order.
+MODIFIED = {rel: (1_700_000_000 + i) * 10**9 for i, rel in enumerate(TEXT_FILES)}
+
 
 def build_local(root: Path) -> ToolFs:
     for rel, data in TEXT_FILES.items():
@@ -88,6 +105,8 @@ def build_local(root: Path) -> ToolFs:
     (root / "docs").mkdir()
     os.symlink("src", root / "linkdir")
     os.mkfifo(root / "pipe")
+    for rel, modified in MODIFIED.items():
+        os.utime(root / rel, ns=(modified, modified))
     return ToolFs.from_entry_points(backend="local", plugins=("policy",), cwd=str(root))
 
 
@@ -100,6 +119,8 @@ def build_memory(root: str) -> ToolFs:
     fs.mkdir(f"{root}/docs")
     fs.add_symlink(f"{root}/linkdir", "src")
     fs.add_other(f"{root}/pipe")
+    for rel, modified in MODIFIED.items():
+        fs.set_modified_ns(f"{root}/{rel}", modified)
     return tool
 
 
@@ -118,6 +139,20 @@ async def test_local_and_memory_give_the_same_projections(workspace: Path) -> No
         got_local = normalized(await local.execute(name, args, session=lsess), str(workspace))
         got_memory = normalized(await memory.execute(name, args, session=msess), "/srv/ws")
         assert got_local == got_memory, (name, args)
+
+
+async def test_local_and_memory_give_the_same_search_results(workspace: Path) -> None:
+    local = build_local(workspace)
+    memory = build_memory("/srv/ws")
+    for name, args in SEARCH_SCRIPT:
+        got_local = normalized(await local.execute(name, args), str(workspace))
+        got_memory = normalized(await memory.execute(name, args), "/srv/ws")
+        assert got_local == got_memory, (name, args)
+    found = normalized(await local.execute("glob", {"pattern": "*"}), str(workspace))
+    assert found["value"]["files"] == [
+        "odd\nname", "blob.bin", "empty.txt", "win.txt", "B.txt", "a.txt", "src/util.py",
+        "src/main.py",
+    ]
 
 
 async def test_the_root_listing_is_the_same_text(workspace: Path) -> None:

@@ -561,8 +561,17 @@ DIRECTORY_ROWS = [
         "write-filesystem-root",
         "write",
         {"file_path": "/", "content": "x"},
-        'Error: cannot write "/": not a regular file',
+        'Error: file_path must not end with "/"',
         contained=False,
+        code="INVALID_ARGUMENTS",
+    ),
+    Row(
+        "read-directory-with-slash",
+        "read",
+        {"file_path": "sub/"},
+        'Error: file_path must not end with "/"',
+        setup=lambda root: (root / "sub").mkdir(),
+        code="INVALID_ARGUMENTS",
     ),
     Row(
         "write-symlink-to-directory",

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 import pytest
-from dsh_tool_fs import ToolFsConfig
+from dsh_fs_memory import MemoryFileSystem
+from dsh_tool_fs import ToolFs, ToolFsConfig
 from dsh_tool_fs.arguments import ToolArgumentError
 from dsh_tool_fs.tools import TOOLS, EditArgs, ListArgs, ReadArgs, WriteArgs
 from hypothesis import given
@@ -205,6 +206,54 @@ def test_valid_arguments_become_typed_objects() -> None:
         {"file_path": "a", "old_string": "x", "new_string": "", "replace_all": True},
         CONFIG,
     ) == EditArgs("a", "x", "", True)
+
+
+@pytest.mark.parametrize("path", ["/", "src/", "a.txt/", " /", "//"])
+def test_a_file_path_that_ends_with_a_slash_names_a_directory(path: str) -> None:
+    assert message("read", {"file_path": path}) == 'file_path must not end with "/"'
+    assert message("write", {"file_path": path, "content": ""}) == (
+        'file_path must not end with "/"'
+    )
+    assert message("edit", {"file_path": path, "old_string": "a", "new_string": "b"}) == (
+        'file_path must not end with "/"'
+    )
+
+
+def test_a_slash_inside_or_before_trailing_space_is_a_file_path() -> None:
+    assert validate_arguments("read", {"file_path": "src/a.txt"}, CONFIG) == ReadArgs("src/a.txt")
+    assert validate_arguments("read", {"file_path": "a/ "}, CONFIG) == ReadArgs("a/ ")
+
+
+def test_the_slash_rule_is_a_value_rule_of_file_path_in_parameter_order() -> None:
+    # Blank and ending in "/" exclude each other ("/" is not whitespace): each is file_path's
+    # value rule, after every type error and before the value rules of later parameters.
+    assert message("read", {"file_path": "a/", "offset": "x"}) == "offset must be an integer"
+    assert message("read", {"file_path": "a/", "offset": 0}) == 'file_path must not end with "/"'
+    assert message("edit", {"file_path": "a/", "old_string": "", "new_string": "b"}) == (
+        'file_path must not end with "/"'
+    )
+    assert message("read", {"file_path": " "}) == "file_path must be a non-empty string"
+
+
+def test_a_list_path_may_end_with_a_slash() -> None:
+    assert validate_arguments("list", {"path": "src/"}, CONFIG) == ListArgs("src/")
+
+
+@pytest.mark.anyio
+async def test_a_trailing_slash_is_refused_before_any_filesystem_call() -> None:
+    fs = MemoryFileSystem(cwd="/w", files={"/w/a.txt": "x\n"})
+    toolfs = ToolFs(fs)
+    for tool, args in [
+        ("read", {"file_path": "/w/"}),
+        ("write", {"file_path": "new/", "content": "x"}),
+        ("edit", {"file_path": "a.txt/", "old_string": "x", "new_string": "y"}),
+    ]:
+        result = await toolfs.execute(tool, args)
+        assert result.text == 'Error: file_path must not end with "/"'
+        assert result.error is not None
+        assert (result.error.name, result.error.code) == ("ToolArgumentError", "INVALID_ARGUMENTS")
+    assert await fs.read_text(await fs.resolve("a.txt")) == "x\n"
+    assert await fs.stat(await fs.resolve("new")) is None
 
 
 # -- property: arbitrary JSON never crashes validation -------------------------

@@ -268,9 +268,15 @@ def test_config_items_accept_snake_and_camel_case_keys() -> None:
     ("item", "message"),
     [
         ("readLimit=0", "--config: tool-fs: readLimit must be a positive integer"),
-        ("read_limit=true", "--config: tool-fs: readLimit must be a positive integer"),
-        ("read_limit=many", "--config: tool-fs: readLimit must be a positive integer"),
-        ("colour=3", '--config: unknown config key "colour"'),
+        ("read_limit=true", "--config: tool-fs: read_limit must be a positive integer"),
+        ("read_limit=many", "--config: tool-fs: read_limit must be a positive integer"),
+        ("search_time_limit=0", "--config: tool-fs: search_time_limit must be a positive integer"),
+        (
+            "colour=3",
+            '--config: unknown config key "colour" (keys: list_max_entries, read_limit, '
+            "read_max_line_length, read_max_bytes, read_stream_min_size, glob_max_results, "
+            "grep_max_matches, search_time_limit)",
+        ),
         ("read_limit", '--config expects KEY=VALUE, got "read_limit"'),
     ],
 )

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 from dsh_tool_fs import ToolFsConfig
+from dsh_tool_fs.config import ToolFsConfigError
+from pydantic import BaseModel
 
 ALIASES = {
     "list_max_entries": "listMaxEntries",
@@ -14,6 +16,9 @@ ALIASES = {
     "read_max_line_length": "readMaxLineLength",
     "read_max_bytes": "readMaxBytes",
     "read_stream_min_size": "readStreamMinSize",
+    "glob_max_results": "globMaxResults",
+    "grep_max_matches": "grepMaxMatches",
+    "search_time_limit": "searchTimeLimit",
 }
 
 
@@ -24,6 +29,9 @@ def test_defaults_are_those_of_the_spec() -> None:
     assert config.read_max_line_length == 2000
     assert config.read_max_bytes == 51200
     assert config.read_stream_min_size == 10485760
+    assert config.glob_max_results == 100
+    assert config.grep_max_matches == 100
+    assert config.search_time_limit == 30
 
 
 @pytest.mark.parametrize(("key", "alias"), ALIASES.items())
@@ -67,6 +75,24 @@ def test_the_config_is_frozen() -> None:
     config = ToolFsConfig()
     with pytest.raises(FrozenInstanceError):
         config.read_limit = 3  # type: ignore[misc]
+
+
+def test_the_config_is_a_pydantic_model() -> None:
+    assert issubclass(ToolFsConfig, BaseModel)
+    assert ToolFsConfig.aliases() == ALIASES
+    assert ToolFsConfig(readLimit=9) == ToolFsConfig(read_limit=9)
+
+
+def test_a_refusal_can_name_the_key_as_it_was_typed() -> None:
+    with pytest.raises(ToolFsConfigError) as info:
+        ToolFsConfig.model_validate({"read_limit": "abc"})
+    assert str(info.value) == "tool-fs: readLimit must be a positive integer"
+    assert info.value.as_typed() == "tool-fs: read_limit must be a positive integer"
+    assert not info.value.unknown_key
+    with pytest.raises(ToolFsConfigError) as unknown:
+        ToolFsConfig.model_validate({"colour": 3})
+    assert unknown.value.as_typed() == 'unknown config key "colour"'
+    assert unknown.value.unknown_key
 
 
 def test_unknown_keys_are_refused() -> None:

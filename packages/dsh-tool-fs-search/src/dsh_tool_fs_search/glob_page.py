@@ -12,6 +12,7 @@ from dsh_tool_fs.read_render import decimal_text
 __all__ = [
     "GlobPage",
     "build_glob_page",
+    "envelope",
     "glob_footer",
     "glob_value",
     "plural",
@@ -23,6 +24,17 @@ __all__ = [
 def plural(n: int, one: str, many: str) -> str:
     """``1 file``, ``2 files``."""
     return f"{n} {one if n == 1 else many}"
+
+
+def envelope(display_path: str, kind: str, lines: list[str], footer: str) -> str:
+    """A search's projection: the ``<path>``/``<type>``/``<content>`` envelope of list and
+    read, with ``lines``, a blank line and the footer (the footer alone when no line)."""
+    content = "\n".join(lines) + "\n\n" + footer if lines else footer
+    return (
+        f"<path>{quote_name(display_path)}</path>\n"
+        f"<type>{kind}</type>\n"
+        f"<content>\n{content}\n</content>"
+    )
 
 
 def stopped_footer(seconds: int) -> str:
@@ -102,13 +114,7 @@ def glob_footer(page: GlobPage) -> str:
 
 def render_glob(page: GlobPage) -> str:
     """The model projection: one path per line (the name rule), a blank line, the footer."""
-    footer = glob_footer(page)
-    content = "\n".join(map(quote_name, page.files)) + "\n\n" + footer if page.files else footer
-    return (
-        f"<path>{quote_name(page.display_path)}</path>\n"
-        "<type>glob</type>\n"
-        f"<content>\n{content}\n</content>"
-    )
+    return envelope(page.display_path, "glob", list(map(quote_name, page.files)), glob_footer(page))
 
 
 def glob_value(page: GlobPage) -> dict[str, object]:

@@ -8,10 +8,18 @@ Seam calls: ``resolve``, one ``stat``, the ignore files above the directory
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated
-
-from dsh_tool_fs import Argument, Execution, PromptSection, ToolAnnotations, ToolOutput, ToolSpec
+from dsh_tool_fs import (
+    Execution,
+    Integer,
+    NonBlank,
+    PromptSection,
+    ToolAnnotations,
+    ToolArguments,
+    ToolOutput,
+    ToolSpec,
+    without_default,
+)
+from pydantic import Field
 
 from .fast_path import fast_path_for
 from .glob_page import GlobPage, build_glob_page, glob_value, render_glob
@@ -26,24 +34,30 @@ PATH_DESCRIPTION = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class GlobArgs:
-    pattern: Annotated[
-        str,
-        Argument(
+class GlobArgs(ToolArguments):
+    """The arguments of ``glob``."""
+
+    pattern: str = Field(
+        min_length=1,
+        description=(
             "Glob the file paths must match, relative to path: * and ? within a segment, "
-            "** across segments, [abc], {{a,b}}. Without a / it matches file names at any "
-            "depth (*.py); with one, whole paths (src/**/*.ts).",
-            not_empty=True,
+            "** across segments, [abc], {a,b}. Without a / it matches file names at any "
+            "depth (*.py); with one, whole paths (src/**/*.ts)."
         ),
-    ]
-    path: Annotated[
-        str, Argument(PATH_DESCRIPTION, default=".", schema_default=False, not_blank=True)
-    ]
-    offset: Annotated[
-        int,
-        Argument("1-based number of the first file to show. Defaults to 1.", default=1, minimum=1),
-    ]
+        kw_only=False,
+    )
+    path: NonBlank = Field(
+        default=".",
+        description=PATH_DESCRIPTION,
+        json_schema_extra=without_default,
+        kw_only=False,
+    )
+    offset: Integer = Field(
+        default=1,
+        ge=1,
+        description="1-based number of the first file to show. Defaults to 1.",
+        kw_only=False,
+    )
 
 
 async def run_glob(ex: Execution, args: GlobArgs) -> GlobPage:

@@ -17,7 +17,7 @@ from dsh_fs import FsError, FsErrorCode
 from dsh_tool_fs.names import quote_name
 from dsh_tool_fs.read_render import decimal_text
 
-from .glob_page import plural, stopped_footer
+from .glob_page import envelope, plural, stopped_footer
 
 __all__ = ["GrepMatch", "GrepPage", "GrepPageBuilder", "grep_footer", "grep_value", "render_grep"]
 
@@ -181,13 +181,7 @@ def render_grep(page: GrepPage) -> str:
             lines.append(quote_name(match.path))
             current = match.path
         lines.append(f"{match.number}: {match.text}")
-    footer = grep_footer(page)
-    content = "\n".join(lines) + "\n\n" + footer if lines else footer
-    return (
-        f"<path>{quote_name(page.display_path)}</path>\n"
-        "<type>grep</type>\n"
-        f"<content>\n{content}\n</content>"
-    )
+    return envelope(page.display_path, "grep", lines, grep_footer(page))
 
 
 def grep_value(page: GrepPage) -> dict[str, object]:

@@ -8,18 +8,22 @@ at least ``read_stream_min_size`` bytes or of unknown size. No
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated
+from typing import Self
 
 from dsh_tool_fs import (
-    Argument,
-    ArgumentCheck,
     Execution,
+    Integer,
+    NonBlank,
     PromptSection,
     ToolAnnotations,
+    ToolArgumentError,
+    ToolArguments,
     ToolOutput,
     ToolSpec,
+    without_default,
 )
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from .fast_path import fast_path_for
 from .glob_tool import PATH_DESCRIPTION
@@ -32,50 +36,53 @@ from .walk import Deadline, open_scope, walk_candidates
 __all__ = ["GREP", "GrepArgs", "run_grep"]
 
 
-@dataclass(frozen=True, slots=True)
-class GrepArgs:
-    pattern: Annotated[
-        str,
-        Argument(
+class GrepArgs(ToolArguments):
+    """The arguments of ``grep``."""
+
+    pattern: str = Field(
+        min_length=1,
+        description=(
             "Regular expression to search for, in RE2 syntax (no backreferences or "
-            "lookaround). ^ and $ match at line starts and ends; a match never spans lines.",
-            not_empty=True,
+            "lookaround). ^ and $ match at line starts and ends; a match never spans lines."
         ),
-    ]
-    path: Annotated[
-        str,
-        Argument(
-            PATH_DESCRIPTION.replace("Directory to search", "Directory or file to search"),
-            default=".",
-            schema_default=False,
-            not_blank=True,
-        ),
-    ]
-    include: Annotated[
-        str,
-        Argument(
+        kw_only=False,
+    )
+    path: NonBlank = Field(
+        default=".",
+        description=PATH_DESCRIPTION.replace("Directory to search", "Directory or file to search"),
+        json_schema_extra=without_default,
+        kw_only=False,
+    )
+    # "" stands for "not given" (a default is not validated; a given "" is refused).
+    include: NonBlank = Field(
+        default="",
+        description=(
             "Glob the searched files' paths must match, as in the glob tool (*.py, "
-            "src/**/*.{{ts,tsx}}). Defaults to every file.",
-            default="",
-            schema_default=False,
-            not_blank=True,
+            "src/**/*.{ts,tsx}). Defaults to every file."
         ),
-    ]
-    ignore_case: Annotated[
-        bool, Argument("Match letters case-insensitively. Defaults to false.", default=False)
-    ]
-    offset: Annotated[
-        int,
-        Argument(
-            "1-based number of the first match to show. Defaults to 1.", default=1, minimum=1
-        ),
-    ]
+        json_schema_extra=without_default,
+        kw_only=False,
+    )
+    ignore_case: bool = Field(
+        default=False,
+        description="Match letters case-insensitively. Defaults to false.",
+        kw_only=False,
+    )
+    offset: Integer = Field(
+        default=1,
+        ge=1,
+        description="1-based number of the first match to show. Defaults to 1.",
+        kw_only=False,
+    )
 
-
-def _compiles(args: GrepArgs) -> bool:
-    """The pattern check; raises ``pattern is not a valid regular expression: <reason>``."""
-    LineMatcher.compile(args.pattern, ignore_case=args.ignore_case)
-    return True
+    @model_validator(mode="after")
+    def _pattern_compiles(self) -> Self:
+        # RE2 decides what a valid pattern is; its reason reaches the model as it says it.
+        try:
+            LineMatcher.compile(self.pattern, ignore_case=self.ignore_case)
+        except ToolArgumentError as exc:
+            raise PydanticCustomError("regex", "{message}", {"message": exc.message}) from None
+        return self
 
 
 async def run_grep(ex: Execution, args: GrepArgs) -> GrepPage:
@@ -133,5 +140,4 @@ GREP = ToolSpec(
     concurrency_safe=True,
     body=run_grep,
     render=render,
-    checks=(ArgumentCheck("pattern is not a valid regular expression", _compiles),),
 )

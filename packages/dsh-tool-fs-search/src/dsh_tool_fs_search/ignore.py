@@ -15,8 +15,10 @@ global or user configuration — whether or not the tree is a git repository.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 __all__ = ["EXCLUDE_FILE", "GITIGNORE_FILE", "IGNORE_FILE", "IgnoreFile", "IgnoreRules"]
 
@@ -71,6 +73,10 @@ class IgnoreRules:
         ``directory`` is relative to where the rules start, with a trailing
         ``/`` (``""`` for that directory itself).
         """
+        # Imported with the first ignore file, not with the tool: every dsh-fs process loads
+        # the installed tools, and pathspec is a third of this package's import time.
+        from pathspec import GitIgnoreSpec
+
         cut = len(directory)
         added = []
         for kind in _KINDS:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from functools import partial
 
 import anyio
 from dsh_fs import FsError, FsErrorCode
@@ -10,9 +11,16 @@ from dsh_tool_fs import Execution
 
 from .grep_page import GrepPageBuilder
 from .lines import LineMatcher
+from .overlap import in_order
 from .walk import Candidate, Deadline
 
-__all__ = ["search_files"]
+__all__ = ["BYTES_AT_ONCE", "FILES_AT_ONCE", "search_files"]
+
+FILES_AT_ONCE = 32
+"""Files read concurrently (:mod:`dsh_tool_fs_search.overlap`)."""
+BYTES_AT_ONCE = 8 << 20
+"""The most bytes of text one batch of concurrent reads holds (a file below
+``read_stream_min_size`` may exceed it alone)."""
 
 
 async def search_files(
@@ -25,32 +33,67 @@ async def search_files(
     """Feed ``page`` the matching lines of ``files``, in order; False when the deadline stopped it.
 
     A file smaller than ``read_stream_min_size`` is one ``read_text`` (one
-    thread hop on the local backend); a larger one, or one of unknown size,
-    is streamed (``stream_text``) in bounded memory. A file ``read`` refuses
+    thread hop on the local backend), up to :data:`FILES_AT_ONCE` of them
+    at once; a larger one, or one of unknown size, is streamed
+    (``stream_text``) in bounded memory. A file ``read`` refuses
     (binary, invalid UTF-8, gone, not permitted) is withdrawn from the page
     and the counts, even when the refusal comes after some of its matches.
     """
     stream_min = ex.config.read_stream_min_size
-    for candidate in files:
+
+    def streamed(candidate: Candidate) -> bool:
+        return candidate.size is None or candidate.size >= stream_min
+
+    at = 0
+    while at < len(files):
         if deadline.expired:
             return False
         ex.step("grep")
-        page.begin_file(candidate.path)
-        try:
-            if candidate.size is None or candidate.size >= stream_min:
-                if not await _search_stream(ex, candidate, matcher, page, deadline):
-                    page.discard_file()
-                    return False
-            else:
-                for number, line in matcher.lines(await ex.fs.read_text(candidate.target)):
-                    page.add(number, line)
-        except FsError as exc:
-            if exc.code is FsErrorCode.FS_ABORTED:
-                raise
-            page.discard_file()
+        first = files[at]
+        if streamed(first):
+            at += 1
+            page.begin_file(first.path)
+            try:
+                complete = await _search_stream(ex, first, matcher, page, deadline)
+            except FsError as exc:
+                if exc.code is FsErrorCode.FS_ABORTED:
+                    raise
+                page.discard_file()
+                continue
+            if not complete:
+                page.discard_file()
+                return False
+            page.end_file()
             continue
-        page.end_file()
+        batch = _batch(files, at, streamed)
+        at += len(batch)
+        texts = await in_order([partial(ex.fs.read_text, c.target) for c in batch])
+        for candidate, text in zip(batch, texts, strict=True):
+            page.begin_file(candidate.path)
+            if isinstance(text, FsError):
+                if text.code is FsErrorCode.FS_ABORTED:
+                    raise text
+                page.discard_file()
+                continue
+            for number, line in matcher.lines(text):
+                page.add(number, line)
+            page.end_file()
     return True
+
+
+def _batch(
+    files: list[Candidate], at: int, streamed: Callable[[Candidate], bool]
+) -> list[Candidate]:
+    """The files read at once from ``at``: up to :data:`FILES_AT_ONCE` whole reads, at most
+    :data:`BYTES_AT_ONCE` together (the first one whatever its size), none streamed."""
+    batch = [files[at]]
+    size = files[at].size or 0
+    for candidate in files[at + 1 : at + FILES_AT_ONCE]:
+        if streamed(candidate) or size + (candidate.size or 0) > BYTES_AT_ONCE:
+            break
+        batch.append(candidate)
+        size += candidate.size or 0
+    return batch
 
 
 async def _search_stream(

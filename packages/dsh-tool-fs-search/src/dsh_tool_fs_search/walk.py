@@ -22,6 +22,7 @@ import posixpath
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from dsh_fs import FsDirEntry, FsError, FsErrorCode, FsTarget
@@ -29,6 +30,7 @@ from dsh_tool_fs import Execution
 
 from .globs import PathGlob
 from .ignore import EXCLUDE_FILE, GITIGNORE_FILE, IGNORE_FILE, IgnoreRules
+from .overlap import in_order
 
 __all__ = [
     "VCS_DIRS",
@@ -49,6 +51,9 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn", ".jj"})
 """Directories a walk never enters (an explicitly given ``path`` is still searched)."""
 
 _SKIPPED = (FsErrorCode.FS_ABORTED,)
+
+DIRECTORIES_AT_ONCE = 16
+"""Directories listed concurrently (:mod:`dsh_tool_fs_search.overlap`)."""
 
 
 class Deadline:
@@ -155,6 +160,8 @@ async def _ignore_files_at(ex: Execution, directory: str) -> dict[str, str]:
 async def open_scope(ex: Execution, path: str, verb: Verb) -> SearchScope:
     """Resolve ``path`` and load the ignore files between the workspace root and it.
 
+    (For one file there are none to load: a file given as ``path`` is searched.)
+
     Missing → ``cannot <verb> "<P>": not found``; ``glob`` of anything but a
     directory → ``not a directory``; ``grep`` of something neither file nor
     directory → ``not a regular file``. The workspace root is the backend's
@@ -182,15 +189,14 @@ async def open_scope(ex: Execution, path: str, verb: Verb) -> SearchScope:
     rules = IgnoreRules()
     base = ""
     dropped = False
-    if root is not None and target.target_key != root:
-        segments = target.target_key[len(root) :].strip("/").split("/")
+    # One file given as path is searched whatever the rules: they matter for a directory only.
+    if root is not None and not is_file and target.target_key != root:
         directory = ""
-        for depth, segment in enumerate(segments):
+        for segment in target.target_key[len(root) :].strip("/").split("/"):
             ex.step(verb)
             found = await _ignore_files_at(ex, posixpath.join(root, directory))
             rules = rules.below(directory, found)
-            last = depth == len(segments) - 1
-            if rules.ignores(directory + segment, is_dir=not (last and is_file)):
+            if rules.ignores(directory + segment, is_dir=True):
                 rules, base, dropped = IgnoreRules(), "", True
                 break
             directory += segment + "/"
@@ -216,6 +222,7 @@ async def walk_candidates(
     A directory that cannot be listed below the searched one (permission
     denied, gone, swapped for something outside) is skipped; the searched
     directory itself failing is the search's error (``cannot <verb> "<P>": …``).
+    Up to :data:`DIRECTORIES_AT_ONCE` pending directories are listed at once.
     The walk stops early, with ``stopped=True``, when ``deadline`` passes.
     """
     if scope.is_file:
@@ -234,34 +241,36 @@ async def walk_candidates(
         if deadline.expired:
             stopped = True
             break
-        directory, prefix, rules = pending.pop()
-        if directory.target_key in seen:
-            continue
-        seen.add(directory.target_key)
+        batch: list[tuple[FsTarget, str, IgnoreRules]] = []
+        while pending and len(batch) < DIRECTORIES_AT_ONCE:
+            walked = pending.pop()
+            if walked[0].target_key not in seen:  # a loop, on a backend without symlink flags
+                seen.add(walked[0].target_key)
+                batch.append(walked)
         ex.step(scope.verb)
-        try:
-            entries = await ex.fs.list_dir(directory, stat=True)
-        except FsError as exc:
-            if exc.code in _SKIPPED:
-                raise
-            if directory is scope.target:
-                raise _as_verb(exc, scope.verb) from exc
-            continue
-        rules = rules.below(base + prefix, await _ignore_files_of(ex, entries))
-        for entry in entries:
-            if entry.symlink:
+        listings = await in_order([partial(ex.fs.list_dir, d, stat=True) for d, _, _ in batch])
+        for (directory, prefix, rules), entries in zip(batch, listings, strict=True):
+            if isinstance(entries, FsError):
+                if entries.code in _SKIPPED:
+                    raise entries
+                if directory is scope.target:
+                    raise _as_verb(entries, scope.verb) from entries
                 continue
-            path = prefix + entry.name
-            if entry.type == "directory":
-                if entry.name in VCS_DIRS or rules.ignores(base + path, is_dir=True):
+            rules = rules.below(base + prefix, await _ignore_files_of(ex, entries))
+            for entry in entries:
+                if entry.symlink:
                     continue
-                pending.append((entry.target, path + "/", rules))
-            elif entry.type == "file":
-                if rules.ignores(base + path, is_dir=False):
-                    continue
-                if include is not None and not include.matches(path):
-                    continue
-                files.append(Candidate(path, entry.target, entry.size, entry.modified_ns))
+                path = prefix + entry.name
+                if entry.type == "directory":
+                    if entry.name in VCS_DIRS or rules.ignores(base + path, is_dir=True):
+                        continue
+                    pending.append((entry.target, path + "/", rules))
+                elif entry.type == "file":
+                    if rules.ignores(base + path, is_dir=False):
+                        continue
+                    if include is not None and not include.matches(path):
+                        continue
+                    files.append(Candidate(path, entry.target, entry.size, entry.modified_ns))
     return Candidates(order_candidates(files), stopped)
 
 

@@ -7,14 +7,22 @@
     session = Session(cwd="/abs/workspace")
     result = await toolfs.execute("read", {"file_path": "a.txt"}, session=session)
 
-Each tool is one :class:`ToolSpec` (:mod:`dsh_tool_fs.tools`): its schema,
-validation, description, guidance, MCP metadata, body and renderer. Other
-distributions add tools through the ``dsh_tool_fs.tools`` entry points
-(:func:`installed_tools`).
+Each tool is one :class:`ToolSpec` (:mod:`dsh_tool_fs.tools`): its argument
+model (a pydantic model: schema and validation), description, guidance, MCP
+metadata, body and renderer. Other distributions add tools through the
+``dsh_tool_fs.tools`` entry points (:func:`installed_tools`).
 """
 
-from .arguments import Argument, ArgumentCheck, Setting, ToolArgumentError
-from .config import ToolFsConfig
+from .arguments import (
+    FilePath,
+    Integer,
+    NonBlank,
+    Setting,
+    ToolArgumentError,
+    ToolArguments,
+    without_default,
+)
+from .config import ToolFsConfig, ToolFsConfigError
 from .definitions import PromptSection, ToolAnnotations, ToolDefinition
 from .execution import Execution
 from .formats import (
@@ -36,19 +44,22 @@ __version__ = "0.2.0"
 __all__ = [
     "TOOLS",
     "TOOLS_GROUP",
-    "Argument",
-    "ArgumentCheck",
     "Execution",
+    "FilePath",
+    "Integer",
+    "NonBlank",
     "PromptSection",
     "Session",
     "Setting",
     "ToolAnnotations",
     "ToolArgumentError",
+    "ToolArguments",
     "ToolCall",
     "ToolDefinition",
     "ToolError",
     "ToolFs",
     "ToolFsConfig",
+    "ToolFsConfigError",
     "ToolOutput",
     "ToolResult",
     "ToolSpec",
@@ -62,4 +73,5 @@ __all__ = [
     "to_raw_tools",
     "to_tools",
     "tools_document",
+    "without_default",
 ]

@@ -1,46 +1,58 @@
-"""Tool arguments: declared once, as a typed record, and turned into schema and validator.
+"""Tool arguments: one pydantic model per tool, shown to the model and validated by pydantic.
 
-A tool's arguments are a frozen dataclass whose fields are annotated with an
-:class:`Argument`::
+A tool's arguments are a :class:`ToolArguments` subclass, declared in its
+tool module; the field order is the order the schema shows them and the
+validation reports them::
 
-    @dataclass(frozen=True, slots=True)
-    class ReadArgs:
-        file_path: Annotated[str, Argument("File to read.", not_blank=True)]
-        offset: Annotated[int, Argument("First line.", default=1, minimum=1)]
+    class ReadArgs(ToolArguments):
+        file_path: FilePath = Field(description="File to read.")
+        offset: Integer = Field(1, ge=1, description="First line.")
 
-From that one declaration :class:`ArgumentSchema` derives, for one
-:class:`~dsh_tool_fs.ToolFsConfig`, both the JSON Schema the model sees and
-the validation of SPEC 5.4 (shape and types first, then the value rules),
-which builds the record. The messages are ours, never a library's, because
-the model reads them; each rule is written once, here.
+The JSON Schema the model sees is pydantic's, through :class:`ToolSchema`
+(:meth:`ArgumentSchema.json_schema`); the validation is pydantic's, in
+strict mode, and :meth:`ArgumentSchema.validate` maps its errors to the exact, model-facing
+messages of the tools' reference (``docs/adding-a-tool.md``). What is here
+besides the models is only what pydantic cannot express, each with its
+reason.
 """
 
 from __future__ import annotations
 
-import math
-import typing
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    GetJsonSchemaHandler,
+    ValidationError,
+    model_validator,
+)
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import ErrorDetails, PydanticCustomError, core_schema
 
 from .config import ToolFsConfig
+from .json_types import Integer
 
 __all__ = [
-    "Argument",
-    "ArgumentCheck",
     "ArgumentSchema",
-    "Kind",
-    "Parameter",
+    "FilePath",
+    "Integer",
+    "NonBlank",
     "Setting",
     "ToolArgumentError",
+    "ToolArguments",
+    "ToolSchema",
+    "without_default",
 ]
 
-Kind: TypeAlias = Literal["string", "integer", "boolean"]
-"""The JSON type of a parameter."""
-
-A = TypeVar("A")
-
-_KINDS: dict[object, Kind] = {str: "string", int: "integer", bool: "boolean"}
+_DEFAULT_CONFIG = ToolFsConfig()
+# The config of the validation under way. Not pydantic's validation context: a model with its
+# own __init__ (ToolArguments takes fields in order) is validated through it, without context.
+_CONFIG: ContextVar[ToolFsConfig] = ContextVar("dsh_tool_fs_config", default=_DEFAULT_CONFIG)
+M = TypeVar("M", bound="ToolArguments")
 
 
 class ToolArgumentError(ValueError):
@@ -56,209 +68,246 @@ class ToolArgumentError(ValueError):
         return self.message
 
 
+# -- the field types -----------------------------------------------------------------------
+
+
+def _not_blank(value: str) -> str:
+    # pydantic can strip a string, not refuse a whitespace-only one and keep it as given.
+    if not value.strip():
+        raise PydanticCustomError("blank", "the string is empty or whitespace-only")
+    return value
+
+
+def _no_trailing_slash(value: str) -> str:
+    # A path that ends in "/" names a directory; a pattern would show in the schema.
+    if value.endswith("/"):
+        raise PydanticCustomError("trailing_slash", 'the path ends with "/"')
+    return value
+
+
+NonBlank = Annotated[str, AfterValidator(_not_blank)]
+"""A string that is not empty or whitespace-only (``<name> must be a non-empty string``)."""
+
+FilePath = Annotated[NonBlank, AfterValidator(_no_trailing_slash)]
+"""A file's path: not blank, and not ending in ``/`` (``file_path must not end with "/"``)."""
+
+
+def without_default(schema: dict[str, Any]) -> None:
+    """``json_schema_extra`` of an argument whose description states its default better.
+
+    ``list``'s ``path`` defaults to ``"."``, which the model knows as "the
+    session workspace": the schema shows the description, not the value.
+    """
+    schema.pop("default", None)
+
+
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """A limit taken from the config when the schema is built: ``Setting("read_limit")``."""
+    """The default and maximum of an integer argument, and its description, from the config.
+
+    ``Annotated[int, Setting("read_limit", "Most lines to return (at most {read_limit}).")]``:
+    pydantic's bounds and defaults are fixed when the class is made, these
+    follow the :class:`~dsh_tool_fs.ToolFsConfig` of the host's validation
+    (:meth:`ArgumentSchema.validate`). The model itself shows the default config's values, so a
+    framework that takes the model sees a plain, complete schema.
+    """
 
     key: str
+    description: str
 
     def of(self, config: ToolFsConfig) -> int:
         value: int = getattr(config, self.key)
         return value
 
+    def show(self, schema: JsonSchemaValue, config: ToolFsConfig) -> None:
+        """Put this config's description, maximum and default in a property's schema."""
+        schema["description"] = self.description.format(**config.model_dump())
+        schema["maximum"] = schema["default"] = self.of(config)
 
-class _Required:
-    """The marker of an argument without a default."""
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self._at_most, handler(source))
 
-    def __repr__(self) -> str:
-        return "REQUIRED"
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        self.show(json_schema, _DEFAULT_CONFIG)
+        return json_schema
 
-
-REQUIRED: Any = _Required()
-
-
-@dataclass(frozen=True, slots=True)
-class Argument:
-    """How one field of an arguments record is shown to the model and checked.
-
-    ``description`` is a :meth:`str.format` template over the config's fields
-    (``"at most {read_limit}"``). Without a ``default`` the argument is
-    required. ``minimum`` and ``maximum`` bound an integer (a :class:`Setting`
-    reads the bound from the config) and appear in the schema; ``not_blank``
-    refuses an empty or whitespace-only string, ``not_empty`` an empty one.
-    ``schema_default=False`` keeps the default out of the schema when the
-    description states it better (``path`` defaults to ``"."``, which the
-    model knows as "the session workspace").
-    """
-
-    description: str
-    default: Any = REQUIRED
-    minimum: int | Setting | None = None
-    maximum: int | Setting | None = None
-    not_blank: bool = False
-    not_empty: bool = False
-    schema_default: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class ArgumentCheck:
-    """A rule over several arguments of a built record, checked after the field rules."""
-
-    message: str
-    holds: Callable[[Any], bool]
-
-
-def _bound(value: int | Setting | None, config: ToolFsConfig) -> int | None:
-    return value.of(config) if isinstance(value, Setting) else value
-
-
-@dataclass(frozen=True, slots=True)
-class Parameter:
-    """One argument resolved for a config: what the schema shows and the validator checks."""
-
-    name: str
-    kind: Kind
-    description: str
-    required: bool
-    default: Any
-    minimum: int | None
-    maximum: int | None
-    not_blank: bool
-    not_empty: bool
-    schema_default: bool
-
-    def json_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": self.kind, "description": self.description}
-        if self.minimum is not None:
-            schema["minimum"] = self.minimum
-        if self.maximum is not None:
-            schema["maximum"] = self.maximum
-        if not self.required and self.schema_default:
-            schema["default"] = self.default
-        return schema
-
-    def typed(self, value: Any) -> Any:
-        """``value`` as this parameter's Python type; raises the wrong-type message.
-
-        A JSON boolean is never an integer; an integral float is one; NaN
-        and the infinities are not.
-        """
-        if self.kind == "string":
-            ok = isinstance(value, str)
-        elif self.kind == "boolean":
-            ok = isinstance(value, bool)
-        elif isinstance(value, bool):
-            ok = False
-        elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
-            return int(value)
-        else:
-            ok = isinstance(value, int)
-        if not ok:
-            article = "an" if self.kind == "integer" else "a"
-            raise ToolArgumentError(f"{self.name} must be {article} {self.kind}")
+    def _at_most(self, value: int) -> int:
+        bound = self.of(_CONFIG.get())
+        if value > bound:
+            raise PydanticCustomError(
+                "less_than_equal", "Input should be less than or equal to {le}", {"le": bound}
+            )
         return value
 
-    def check_value(self, value: Any) -> None:
-        """The value rules of a given (not defaulted) value, with their exact messages."""
-        if self.not_blank and not value.strip():
-            when = "" if self.required else " when given"
-            raise ToolArgumentError(f"{self.name} must be a non-empty string{when}")
-        if self.not_empty and value == "":
-            raise ToolArgumentError(f"{self.name} must be a non-empty string")
-        if self.minimum is not None and value < self.minimum:
-            if self.minimum == 1:
-                raise ToolArgumentError(f"{self.name} must be a positive integer")
-            raise ToolArgumentError(f"{self.name} must be greater than or equal to {self.minimum}")
-        if self.maximum is not None and value > self.maximum:
-            raise ToolArgumentError(f"{self.name} must be less than or equal to {self.maximum}")
+
+def _settings(model: type[BaseModel]) -> dict[str, Setting]:
+    return {
+        name: marker
+        for name, field in model.model_fields.items()
+        for marker in field.metadata
+        if isinstance(marker, Setting)
+    }
 
 
-class ArgumentSchema(Generic[A]):
-    """The parameters of one arguments record under one config: JSON Schema and validation."""
+# -- the model -----------------------------------------------------------------------------
 
-    def __init__(
-        self,
-        record: type[A],
-        config: ToolFsConfig,
-        checks: tuple[ArgumentCheck, ...] = (),
-    ) -> None:
-        self.record = record
-        self.checks = checks
-        self.parameters = tuple(_parameters(record, config))
-        self._names = frozenset(p.name for p in self.parameters)
+
+class ToolArguments(BaseModel):
+    """The base of every tool's argument model: closed, strict and immutable.
+
+    A subclass declares the fields; they can also be given in order, as a
+    record (``ReadArgs("a.txt", 1, 20)``). Validation under a config
+    (:meth:`ArgumentSchema.validate`) takes the :class:`Setting` defaults and
+    bounds from that config; elsewhere they are the default config's.
+    """
+
+    # defer_build: a process builds the validator of the tools it calls, not of all of them.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+
+    # pydantic models take keywords only; the arguments are records, built in order in the bodies.
+    def __init__(self, /, *values: Any, **fields: Any) -> None:
+        names = list(type(self).model_fields)
+        if len(values) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} arguments")
+        super().__init__(**dict(zip(names, values, strict=False)), **fields)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_absent(cls, data: Any) -> Any:
+        # Models send null for an optional key they mean to leave out; pydantic has no such option.
+        if not isinstance(data, dict):
+            return data
+        fields = cls.model_fields
+        given = {
+            key: value
+            for key, value in data.items()
+            if not (value is None and key in fields and not fields[key].is_required())
+        }
+        config = _CONFIG.get()
+        for name, setting in _settings(cls).items():
+            given.setdefault(name, setting.of(config))
+        return given
+
+
+# -- validation ----------------------------------------------------------------------------
+
+_KINDS = {str: "a string", int: "an integer", bool: "a boolean"}
+_VALUE_ERRORS = {
+    "blank",
+    "trailing_slash",
+    "string_too_short",
+    "greater_than_equal",
+    "less_than_equal",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentSchema(Generic[M]):
+    """A tool's argument model under one config: the JSON Schema the model sees, and validation."""
+
+    model: type[M]
+    config: ToolFsConfig = _DEFAULT_CONFIG
 
     def json_schema(self) -> dict[str, Any]:
-        """A closed JSON Schema object: ``type``, ``properties``, ``required``, no extras."""
+        """pydantic's JSON Schema of the model (:class:`ToolSchema`) under this config."""
+        schema: dict[str, Any] = self.model.model_json_schema(schema_generator=ToolSchema)
+        for name, setting in _settings(self.model).items():
+            setting.show(schema["properties"][name], self.config)
+        return schema
+
+    def validate(self, args: Any) -> M:
+        """Decoded JSON in, the model out; else :class:`ToolArgumentError` with the first message.
+
+        pydantic reports every error; the one reported is the first in the
+        tools' order: not an object, the first unknown key in the arguments'
+        order, the first missing required key, the first wrong type, the
+        first broken value rule (each in parameter order), then the rules
+        over several arguments (the model's own ``model_validator``).
+        """
+        token = _CONFIG.set(self.config)
+        try:
+            return self.model.model_validate(args)
+        except ValidationError as exc:
+            first = min(exc.errors(include_url=False), key=_stage)
+            raise ToolArgumentError(_message(self.model, first)) from None
+        finally:
+            _CONFIG.reset(token)
+
+
+def _stage(error: ErrorDetails) -> int:
+    """0 not an object, 1 unknown key, 2 missing, 3 wrong type, 4 value rule, 5 several keys."""
+    kind = error["type"]
+    if kind == "model_type":
+        return 0
+    if kind == "extra_forbidden":
+        return 1
+    if kind == "missing":
+        return 2
+    if not error["loc"]:
+        return 5
+    return 4 if kind in _VALUE_ERRORS else 3
+
+
+def _message(model: type[ToolArguments], error: ErrorDetails) -> str:
+    kind, loc = error["type"], error["loc"]
+    if kind == "model_type":
+        return "arguments must be a JSON object"
+    if not loc:
+        return error["msg"]
+    name = str(loc[0])
+    if kind == "extra_forbidden":
+        return f'unknown argument "{name}"'
+    if kind == "missing":
+        return f"{name} is required"
+    field = model.model_fields[name]
+    if kind in ("blank", "string_too_short"):
+        when = "" if field.is_required() or kind == "string_too_short" else " when given"
+        return f"{name} must be a non-empty string{when}"
+    if kind == "trailing_slash":
+        return f'{name} must not end with "/"'
+    if kind == "greater_than_equal":
+        bound = error.get("ctx", {})["ge"]
+        if bound == 1:
+            return f"{name} must be a positive integer"
+        return f"{name} must be greater than or equal to {bound}"
+    if kind == "less_than_equal":
+        return f"{name} must be less than or equal to {error.get('ctx', {})['le']}"
+    return f"{name} must be {_KINDS[field.annotation]}"  # type: ignore[index]
+
+
+# -- the JSON Schema -----------------------------------------------------------------------
+
+_ORDER = ("type", "description", "minimum", "maximum", "default")
+"""The keys a property's schema may have, in the order shown (``definitions.py``)."""
+
+
+class ToolSchema(GenerateJsonSchema):
+    """pydantic's JSON Schema in the tools' small, stable shape.
+
+    An object of ``type``, ``properties``, ``required`` (always present) and
+    ``additionalProperties``; each property has only the keys of
+    :data:`_ORDER`, in that order: no titles, and constraints that JSON
+    Schema cannot state as the model reads them (``minLength``) left to the
+    descriptions.
+    """
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def generate(self, schema: core_schema.CoreSchema, mode: JsonSchemaMode = "validation") -> Any:
+        generated = super().generate(schema, mode)
         return {
             "type": "object",
-            "properties": {p.name: p.json_schema() for p in self.parameters},
-            "required": [p.name for p in self.parameters if p.required],
+            "properties": {
+                name: {key: prop[key] for key in _ORDER if key in prop}
+                for name, prop in generated["properties"].items()
+            },
+            "required": generated.get("required", []),
             "additionalProperties": False,
         }
 
-    def validate(self, args: Any) -> A:
-        """Decoded JSON in, the typed record out; else :class:`ToolArgumentError` (SPEC 5.4).
-
-        Reported first: not an object, the first unknown key in the arguments'
-        order, the first missing required key and the first wrong type (both
-        in parameter order), then the value rules in parameter order, then
-        the checks. ``null`` for an optional key means absent; for a required
-        key it is a wrong type.
-        """
-        if not isinstance(args, Mapping):
-            raise ToolArgumentError("arguments must be a JSON object")
-        for key in args:
-            if key not in self._names:
-                raise ToolArgumentError(f'unknown argument "{key}"')
-        for parameter in self.parameters:
-            if parameter.required and parameter.name not in args:
-                raise ToolArgumentError(f"{parameter.name} is required")
-        given: dict[str, Any] = {}
-        for parameter in self.parameters:
-            value = args.get(parameter.name)
-            if value is None and not parameter.required:
-                continue
-            given[parameter.name] = parameter.typed(value)
-        values: dict[str, Any] = {}
-        for parameter in self.parameters:
-            if parameter.name in given:
-                parameter.check_value(given[parameter.name])
-                values[parameter.name] = given[parameter.name]
-            else:
-                values[parameter.name] = parameter.default
-        record = self.record(**values)
-        for check in self.checks:
-            if not check.holds(record):
-                raise ToolArgumentError(check.message)
-        return record
-
-
-def _parameters(record: type[Any], config: ToolFsConfig) -> list[Parameter]:
-    """The annotated fields of ``record``, in declaration order, resolved for ``config``."""
-    hints = typing.get_type_hints(record, include_extras=True)
-    settings = config.model_dump()
-    parameters = []
-    for field in fields(record):
-        hint = hints[field.name]
-        if typing.get_origin(hint) is not typing.Annotated:
-            raise TypeError(f"{record.__name__}.{field.name} is not Annotated[..., Argument(...)]")
-        python_type, argument = typing.get_args(hint)[:2]
-        if not isinstance(argument, Argument):
-            raise TypeError(f"{record.__name__}.{field.name} is not Annotated[..., Argument(...)]")
-        required = argument.default is REQUIRED
-        default = _bound(argument.default, config) if not required else None
-        parameters.append(
-            Parameter(
-                name=field.name,
-                kind=_KINDS[python_type],
-                description=argument.description.format(**settings),
-                required=required,
-                default=default,
-                minimum=_bound(argument.minimum, config),
-                maximum=_bound(argument.maximum, config),
-                not_blank=argument.not_blank,
-                not_empty=argument.not_empty,
-                schema_default=argument.schema_default,
-            )
-        )
-    return parameters
+    def sort(self, value: JsonSchemaValue, parent_key: str | None = None) -> JsonSchemaValue:
+        return value  # the order is the declaration's and _ORDER's, not the alphabet's

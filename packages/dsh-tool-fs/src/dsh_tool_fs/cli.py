@@ -48,7 +48,7 @@ from dsh_fs import (
 )
 from dsh_fs.workspace import CWD_ROOT, RootsOption
 
-from .config import ToolFsConfig
+from .config import ToolFsConfig, ToolFsConfigError
 from .formats import FORMATS, tools_document
 from .host import Session, ToolFs, ToolResult
 from .names import escape_surrogates
@@ -490,8 +490,9 @@ def parse_config(items: Sequence[str]) -> ToolFsConfig:
             values[key.strip()] = value
     try:
         return ToolFsConfig.model_validate(values)
-    except ValueError as exc:
-        raise UsageError(f"--config: {exc}") from exc
+    except ToolFsConfigError as exc:  # named as typed; an unknown key gets the valid ones
+        keys = f" (keys: {', '.join(ToolFsConfig.aliases())})" if exc.unknown_key else ""
+        raise UsageError(f"--config: {exc.as_typed()}{keys}") from exc
 
 
 def _names(names: Sequence[str]) -> str:

@@ -1,80 +1,95 @@
-"""``ToolFsConfig``: the listing, reading and search limits of the tools."""
+"""``ToolFsConfig``: the listing, reading and search limits of the tools, a pydantic model."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import FrozenInstanceError
+from typing import Annotated, Any, NoReturn
 
-__all__ = ["ToolFsConfig"]
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from .json_types import Integer
+
+__all__ = ["ToolFsConfig", "ToolFsConfigError"]
+
+PositiveInteger = Annotated[Integer, Field(gt=0)]
+"""A positive integer: never a boolean or a string; an integral float is one."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolFsConfig:
+class ToolFsConfigError(ValueError):
+    """A refused config: ``str(err)`` names the camelCase alias, :meth:`as_typed` the key given."""
+
+    def __init__(self, template: str, key: str, *, alias: str | None = None) -> None:
+        self.template, self.key = template, key
+        self.unknown_key = alias is None
+        """True when ``key`` is not a key of the config."""
+        super().__init__(template.format(key=alias or key))
+
+    def as_typed(self) -> str:
+        """The message naming the key as the caller wrote it (``read_limit`` or ``readLimit``)."""
+        return self.template.format(key=self.key)
+
+
+class ToolFsConfig(BaseModel, frozen=True):
     """Limits of the tools, immutable once built.
 
-    Keys are snake_case; :meth:`model_validate` also accepts the camelCase
-    aliases of the source documents (``listMaxEntries`` …). Every value must be
-    a positive integer — a boolean is not, an integral float such as ``2.0``
-    is accepted as ``2`` — else construction fails with a ``ValueError`` whose
-    message is ``tool-fs: <alias> must be a positive integer``. Unknown keys
-    are refused (``unknown config key "<key>"``).
+    Keys are snake_case; :meth:`model_validate` and the constructor also accept
+    the camelCase aliases of the source documents (``listMaxEntries`` …).
+    Every value must be a positive integer — a boolean is not, an integral
+    float such as ``2.0`` is accepted as ``2`` — else construction fails with
+    a :class:`ToolFsConfigError` (a ``ValueError``) whose message is
+    ``tool-fs: <alias> must be a positive integer``. Unknown keys are refused
+    (``unknown config key "<key>"``).
     """
 
-    list_max_entries: int = 200
-    """Most entries on one ``list`` page."""
-    read_limit: int = 2000
-    """Default and maximum ``limit`` of one ``read``."""
-    read_max_line_length: int = 2000
-    """Characters kept per line before truncation."""
-    read_max_bytes: int = 51200
-    """Byte cap of the selected lines of one ``read``."""
-    read_stream_min_size: int = 10485760
-    """Files of at least this size, or of unknown size, are streamed."""
-    glob_max_results: int = 100
-    """Most paths on one ``glob`` page."""
-    grep_max_matches: int = 100
-    """Most matching lines on one ``grep`` page."""
-    search_time_limit: int = 30
-    """Seconds a ``glob`` or ``grep`` walk may run before it stops and reports what it found."""
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
-    def __post_init__(self) -> None:
-        for field in fields(self):
-            value = _positive_integer(getattr(self, field.name), _ALIASES[field.name])
-            object.__setattr__(self, field.name, value)
+    list_max_entries: PositiveInteger = 200
+    """Most entries on one ``list`` page."""
+    read_limit: PositiveInteger = 2000
+    """Default and maximum ``limit`` of one ``read``."""
+    read_max_line_length: PositiveInteger = 2000
+    """Characters kept per line before truncation."""
+    read_max_bytes: PositiveInteger = 51200
+    """Byte cap of the selected lines of one ``read``."""
+    read_stream_min_size: PositiveInteger = 10485760
+    """Files of at least this size, or of unknown size, are streamed."""
+    glob_max_results: PositiveInteger = 100
+    """Most paths on one ``glob`` page."""
+    grep_max_matches: PositiveInteger = 100
+    """Most matches on one ``grep`` page."""
+    search_time_limit: PositiveInteger = 30
+    """Seconds a ``glob`` or ``grep`` walk may run before it reports what it found."""
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            _refuse(exc)
 
     @classmethod
-    def model_validate(cls, values: Mapping[str, Any]) -> ToolFsConfig:
+    def model_validate(cls, obj: Any, **options: Any) -> ToolFsConfig:
         """A config from a mapping whose keys are snake_case names or camelCase aliases."""
-        kwargs: dict[str, Any] = {}
-        for key, value in values.items():
-            name = _NAMES.get(key)
-            if name is None:
-                raise ValueError(f'unknown config key "{key}"')
-            kwargs[name] = value
-        return cls(**kwargs)
+        if options:
+            raise TypeError(f"ToolFsConfig.model_validate takes no options, got {sorted(options)}")
+        # Through the constructor: pydantic would wrap the error it raises in a ValidationError.
+        return cls(**obj)
 
-    def model_dump(self, *, by_alias: bool = False) -> dict[str, int]:
-        """The values by snake_case name, or by camelCase alias."""
-        return {
-            _ALIASES[field.name] if by_alias else field.name: getattr(self, field.name)
-            for field in fields(self)
-        }
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        # Assignment fails as it did when the config was a frozen dataclass.
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
-
-def _camel(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(part.capitalize() for part in rest)
+    @classmethod
+    def aliases(cls) -> dict[str, str]:
+        """The camelCase alias of each key, in declaration order."""
+        return {name: to_camel(name) for name in cls.model_fields}
 
 
-_ALIASES = {field.name: _camel(field.name) for field in fields(ToolFsConfig)}
-_NAMES = {**{alias: name for name, alias in _ALIASES.items()}, **{n: n for n in _ALIASES}}
-
-
-def _positive_integer(value: Any, alias: str) -> int:
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"tool-fs: {alias} must be a positive integer")
-    return value
+def _refuse(exc: ValidationError) -> NoReturn:
+    """The first error of ``exc`` as :class:`ToolFsConfigError`, with the messages of the docs."""
+    error = exc.errors()[0]
+    key = str(error["loc"][0])
+    if error["type"] == "extra_forbidden":
+        raise ToolFsConfigError('unknown config key "{key}"', key) from None
+    alias = to_camel(key)  # the key as given is the name or the alias: both give the alias
+    raise ToolFsConfigError("tool-fs: {key} must be a positive integer", key, alias=alias) from None

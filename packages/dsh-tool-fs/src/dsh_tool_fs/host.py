@@ -22,7 +22,7 @@ from dsh_fs import FileSystem, FsError, FsErrorCode, load_backend, load_plugin, 
 from dsh_fs.workspace import CWD_ROOT, RootsOption
 
 from . import mutation_render
-from .arguments import ArgumentSchema, ToolArgumentError
+from .arguments import ArgumentSchema, ToolArgumentError, ToolArguments
 from .config import ToolFsConfig
 from .definitions import PromptSection, ToolDefinition
 from .execution import Execution, Session, ToolCall
@@ -121,7 +121,7 @@ class ToolFs:
         self._tools: dict[str, tuple[ToolSpec[Any, Any], ArgumentSchema[Any]]] = {
             spec.name: (spec, spec.argument_schema(config)) for spec in specs
         }
-        self._definitions = build_definitions(config, specs)
+        self._definitions: list[ToolDefinition] | None = None  # built when first asked for
         self._sections = build_prompt_sections(specs)
 
     @classmethod
@@ -187,6 +187,8 @@ class ToolFs:
     @property
     def definitions(self) -> list[ToolDefinition]:
         """The tool definitions, in the order of the tools (list, read, write, edit first)."""
+        if self._definitions is None:  # a process that only calls a tool never builds them
+            self._definitions = build_definitions(self.config, self._specs())
         return list(self._definitions)
 
     @property
@@ -198,6 +200,19 @@ class ToolFs:
     def instructions(self) -> str:
         """The prompt sections joined by a blank line."""
         return "\n\n".join(section.text for section in self._sections)
+
+    def argument_model(self, name: str) -> type[ToolArguments]:
+        """The pydantic model of tool ``name``'s arguments, for a framework that takes one.
+
+        LangChain's ``StructuredTool(args_schema=...)`` and pydantic-ai's typed
+        tools accept it as it is; :meth:`execute` validates the same fields
+        again under this host's config. Raises ``KeyError`` for a tool this
+        host does not offer.
+        """
+        return self._tools[name][0].arguments
+
+    def _specs(self) -> list[ToolSpec[Any, Any]]:
+        return [spec for spec, _ in self._tools.values()]
 
     # -- running ------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """``ToolSpec``: everything about one tool, in one place.
 
-A tool is its name and title, its arguments record (whose annotations give
-the JSON Schema and the validation, :mod:`dsh_tool_fs.arguments`), its
+A tool is its name and title, its argument model (a pydantic model whose
+fields give the JSON Schema and the validation, :mod:`dsh_tool_fs.arguments`), its
 description, its prompt section, its MCP annotations, whether it may run
 concurrently, its body (the seam calls, returning a canonical outcome) and
 its renderer (outcome to model text, canonical value and diff metadata).
@@ -16,14 +16,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from .arguments import ArgumentCheck, ArgumentSchema
+from .arguments import ArgumentSchema, ToolArguments
 from .config import ToolFsConfig
 from .definitions import PromptSection, ToolAnnotations, ToolDefinition
 from .execution import Execution
 
 __all__ = ["ToolOutput", "ToolSpec"]
 
-A = TypeVar("A")
+A = TypeVar("A", bound=ToolArguments)
 O = TypeVar("O")  # noqa: E741 - the outcome type, next to A for arguments
 
 
@@ -42,9 +42,12 @@ class ToolOutput(NamedTuple):
 class ToolSpec(Generic[A, O]):
     """One tool: what the model is told about it, how its arguments are checked, what it does.
 
-    ``description`` is a :meth:`str.format` template over the config's fields
-    (``"up to {list_max_entries} entries"``). ``checks`` are the rules over
-    several arguments (``old_string and new_string must differ``). ``body``
+    ``arguments`` is the tool's argument model, a
+    :class:`~dsh_tool_fs.arguments.ToolArguments` subclass: its fields give
+    the JSON Schema and the validation, and a framework can take it as it is
+    (``ToolFs.argument_model``). ``description`` is a :meth:`str.format`
+    template over the config's fields (``"up to {list_max_entries}
+    entries"``). ``body``
     runs the call through an :class:`~dsh_tool_fs.execution.Execution` and
     returns the outcome; ``render`` turns arguments and outcome into the
     :class:`ToolOutput`. Both may raise :class:`dsh_fs.FsError`, which the
@@ -60,11 +63,10 @@ class ToolSpec(Generic[A, O]):
     concurrency_safe: bool
     body: Callable[[Execution, A], Awaitable[O]]
     render: Callable[[A, O], ToolOutput]
-    checks: tuple[ArgumentCheck, ...] = ()
 
     def argument_schema(self, config: ToolFsConfig) -> ArgumentSchema[A]:
-        """The JSON Schema and the validator of this tool's arguments under ``config``."""
-        return ArgumentSchema(self.arguments, config, self.checks)
+        """The JSON Schema and the validation of this tool's arguments under ``config``."""
+        return ArgumentSchema(self.arguments, config)
 
     def definition(self, config: ToolFsConfig) -> ToolDefinition:
         """What the model is told about this tool under ``config``."""

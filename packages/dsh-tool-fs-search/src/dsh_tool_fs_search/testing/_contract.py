@@ -387,6 +387,33 @@ class SearchContract(ContractBase):
         )
 
     @pytest.mark.anyio
+    async def test_links_out_of_the_workspace_are_neither_walked_nor_searched(
+        self, scratch: SearchScratch
+    ) -> None:
+        """
+        outside/secret.txt       "needle"   (beside the workspace root)
+        root/own.txt             "needle"
+        root/to_secret -> ../outside/secret.txt
+        root/to_outside -> ../outside
+        """
+        self.require("supports_symlinks")
+        scratch.put("../outside/secret.txt", b"needle\n")
+        scratch.put("own.txt", b"needle\n")
+        scratch.symlink("to_secret", "../outside/secret.txt")
+        scratch.symlink("to_outside", "../outside")
+        found = await self.call(scratch, "grep", {"pattern": "needle"})
+        assert found.text == self.envelope(
+            scratch.root, "grep", "own.txt\n1: needle\n\n(1 match in 1 file)"
+        )
+        listed = await self.call(scratch, "glob", {"pattern": "**"})
+        assert listed.text == self.envelope(scratch.root, "glob", "own.txt\n\n(1 file)")
+        for tool, path in (("grep", "to_secret"), ("grep", "to_outside"), ("glob", "to_outside")):
+            refused = await self.call(scratch, tool, {"pattern": "needle", "path": path})
+            assert refused.text == (
+                f'Error: cannot {tool} "{scratch.root}/{path}": outside the workspace'
+            )
+
+    @pytest.mark.anyio
     async def test_grep_is_linear_on_a_pattern_that_backtracks_exponentially(
         self, scratch: SearchScratch
     ) -> None:

@@ -7,11 +7,13 @@ Seam calls (SPEC 5.5): ``resolve``, ``fs_edit_intent`` (no ``stat``),
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Self
 
 from dsh_fs import FsEditOutcome, FsEditRequest
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
-from ..arguments import Argument, ArgumentCheck
+from ..arguments import FilePath, ToolArguments
 from ..definitions import PromptSection, ToolAnnotations
 from ..diff_meta import diff_meta
 from ..execution import Execution
@@ -19,29 +21,36 @@ from ..mutation_render import edit_value, render_edit
 from ..spec import ToolOutput, ToolSpec
 
 
-@dataclass(frozen=True, slots=True)
-class EditArgs:
-    file_path: Annotated[
-        str,
-        Argument("File to edit, absolute or relative to the session workspace.", not_blank=True),
-    ]
-    old_string: Annotated[
-        str, Argument("The literal text to replace; must not be empty.", not_empty=True)
-    ]
-    new_string: Annotated[
-        str,
-        Argument(
+class EditArgs(ToolArguments):
+    """The arguments of ``edit``."""
+
+    file_path: FilePath = Field(
+        description="File to edit, absolute or relative to the session workspace.",
+        kw_only=False,
+    )
+    old_string: str = Field(
+        min_length=1,
+        description="The literal text to replace; must not be empty.",
+        kw_only=False,
+    )
+    new_string: str = Field(
+        description=(
             "The literal replacement text; must differ from old_string. An empty "
             "string deletes the match."
         ),
-    ]
-    replace_all: Annotated[
-        bool,
-        Argument(
-            "Replace every occurrence instead of requiring exactly one. Defaults to false.",
-            default=False,
-        ),
-    ]
+        kw_only=False,
+    )
+    replace_all: bool = Field(
+        default=False,
+        description="Replace every occurrence instead of requiring exactly one. Defaults to false.",
+        kw_only=False,
+    )
+
+    @model_validator(mode="after")
+    def _old_and_new_differ(self) -> Self:
+        if self.old_string == self.new_string:
+            raise PydanticCustomError("differ", "old_string and new_string must differ")
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +79,6 @@ def render(args: EditArgs, edited: Edited) -> ToolOutput:
     )
 
 
-def _old_and_new_differ(args: EditArgs) -> bool:
-    return args.old_string != args.new_string
-
-
 EDIT = ToolSpec(
     name="edit",
     title="Edit file",
@@ -98,5 +103,4 @@ EDIT = ToolSpec(
     concurrency_safe=False,
     body=run_edit,
     render=render,
-    checks=(ArgumentCheck("old_string and new_string must differ", _old_and_new_differ),),
 )

@@ -6,32 +6,33 @@ Seam calls (SPEC 5.5): ``resolve``, one ``list_dir(stat=False)``. No
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated
+from pydantic import Field
 
-from ..arguments import Argument
+from ..arguments import Integer, NonBlank, ToolArguments, without_default
 from ..definitions import PromptSection, ToolAnnotations
 from ..execution import Execution
 from ..list_render import ListPage, build_list_page, list_value, render_list
 from ..spec import ToolOutput, ToolSpec
 
 
-@dataclass(frozen=True, slots=True)
-class ListArgs:
-    path: Annotated[
-        str,
-        Argument(
+class ListArgs(ToolArguments):
+    """The arguments of ``list``."""
+
+    path: NonBlank = Field(
+        default=".",
+        description=(
             "Directory to list, absolute or relative to the session workspace. "
-            "Defaults to the session workspace.",
-            default=".",
-            schema_default=False,
-            not_blank=True,
+            "Defaults to the session workspace."
         ),
-    ]
-    offset: Annotated[
-        int,
-        Argument("1-based number of the first entry to show. Defaults to 1.", default=1, minimum=1),
-    ]
+        json_schema_extra=without_default,
+        kw_only=False,
+    )
+    offset: Integer = Field(
+        default=1,
+        ge=1,
+        description="1-based number of the first entry to show. Defaults to 1.",
+        kw_only=False,
+    )
 
 
 async def run_list(ex: Execution, args: ListArgs) -> ListPage:

@@ -15,35 +15,32 @@ from typing import Annotated
 import anyio
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.streaming import SupportsSkipLines
+from pydantic import Field
 
-from ..arguments import Argument, Setting
+from ..arguments import FilePath, Integer, Setting, ToolArguments
+from ..config import ToolFsConfig
 from ..definitions import PromptSection, ToolAnnotations
 from ..execution import Execution
 from ..read_render import ReadWindow, WindowBuilder, check_offset, read_value, render_read
 from ..spec import ToolOutput, ToolSpec
 
 
-@dataclass(frozen=True, slots=True)
-class ReadArgs:
-    file_path: Annotated[
-        str,
-        Argument("File to read, absolute or relative to the session workspace.", not_blank=True),
-    ]
-    offset: Annotated[
-        int,
-        Argument(
-            "1-based number of the first line to return. Defaults to 1.", default=1, minimum=1
-        ),
-    ]
+class ReadArgs(ToolArguments):
+    """The arguments of ``read``."""
+
+    file_path: FilePath = Field(
+        description="File to read, absolute or relative to the session workspace.",
+        kw_only=False,
+    )
+    offset: Integer = Field(
+        default=1,
+        ge=1,
+        description="1-based number of the first line to return. Defaults to 1.",
+        kw_only=False,
+    )
     limit: Annotated[
-        int,
-        Argument(
-            "Most lines to return (at most {read_limit}).",
-            default=Setting("read_limit"),
-            minimum=1,
-            maximum=Setting("read_limit"),
-        ),
-    ]
+        Integer, Setting("read_limit", "Most lines to return (at most {read_limit}).")
+    ] = Field(default=ToolFsConfig().read_limit, ge=1, kw_only=False)
 
 
 @dataclass(frozen=True, slots=True)

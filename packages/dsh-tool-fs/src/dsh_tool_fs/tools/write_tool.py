@@ -7,11 +7,11 @@ Seam calls (SPEC 5.5): ``resolve``, ``fs_write_intent`` (no ``stat``),
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
 
 from dsh_fs import FsWriteOutcome
+from pydantic import Field
 
-from ..arguments import Argument
+from ..arguments import FilePath, ToolArguments
 from ..definitions import PromptSection, ToolAnnotations
 from ..diff_meta import diff_meta
 from ..execution import Execution
@@ -19,13 +19,14 @@ from ..mutation_render import render_write, write_value
 from ..spec import ToolOutput, ToolSpec
 
 
-@dataclass(frozen=True, slots=True)
-class WriteArgs:
-    file_path: Annotated[
-        str,
-        Argument("File to write, absolute or relative to the session workspace.", not_blank=True),
-    ]
-    content: Annotated[str, Argument("The complete new UTF-8 text of the file.")]
+class WriteArgs(ToolArguments):
+    """The arguments of ``write``."""
+
+    file_path: FilePath = Field(
+        description="File to write, absolute or relative to the session workspace.",
+        kw_only=False,
+    )
+    content: str = Field(description="The complete new UTF-8 text of the file.", kw_only=False)
 
 
 @dataclass(frozen=True, slots=True)
