@@ -70,7 +70,7 @@ def build_tree(base: str) -> str:
         gitfile/.git      a regular file named .git (shown)
         bin.dat (NUL early), late-nul.txt (NUL after 8192 bytes), bad-utf8.txt,
         bom.txt, crlf.txt, long.txt (one 200,000-char line), kelvin.txt (K, ſ)
-        ünïcode/名前.py
+        ünïcode/名前.py, odd/new\\n.git/line.py (a line break in a directory name)
         link-in.py -> src/app.py, link-dir -> src, link-out -> ../outside, fifo
         many/f0000.py … f0299.py  (equal mtimes, in groups)
     <base>/outside/o.py  "needle outside"
@@ -118,6 +118,7 @@ def build_tree(base: str) -> str:
         "long.txt": ("x" * 100_000 + "needle" + "y" * 100_000 + "\n"),
         "kelvin.txt": "\u212aelvin \u017fign\nkelvin sign\n",
         "ünïcode/名前.py": "needle unicode\n",
+        "odd/new\n.git/line.py": "needle newline\n",  # a name with a line break and ".git"
     }
     for i, (rel, data) in enumerate(sorted(files.items())):
         write(ws, rel, data, t + (i % 7) * NS)  # groups of equal times

@@ -72,7 +72,7 @@ _REGEX_SPECIALS: Final = frozenset("\\.+*?()|[]{}^$")
 _NOT_IN_A_LINE: Final = frozenset("\n\r\0")
 _GLOB_SPECIALS: Final = frozenset("\\?[]{}!")
 _IN_VCS_DIRECTORY: Final = re.compile(
-    "(?:^|/)(?:" + "|".join(re.escape(name) for name in sorted(VCS_DIRS)) + ")/"
+    "(?:^|[/\\0])(?:" + "|".join(re.escape(name) for name in sorted(VCS_DIRS)) + ")/"
 )
 """A path with a VCS directory on the way (the seam walk never enters one)."""
 
@@ -254,8 +254,11 @@ class NativeFastPath:
         """The listed paths the seam walk would show: no VCS directory on the way, and not
         ignored by the rules in force — built, directory by directory, from the ignore
         files the seam walk reads (:func:`~dsh_tool_fs_search.walk._ignore_files_of`)."""
-        # rg's --glob=!.git/ … already keeps out of them; this makes it so by construction.
-        paths = [path for path in found.files if _IN_VCS_DIRECTORY.search(path) is None]
+        # rg's --glob=!.git/ … already keeps out of them; this makes it so by construction
+        # (one search over all the paths first: usually none is in one).
+        paths = list(found.files)
+        if _IN_VCS_DIRECTORY.search("\0".join(paths)) is not None:  # NUL is in no name
+            paths = [path for path in paths if _IN_VCS_DIRECTORY.search(path) is None]
         if not scope.rules.files and not found.ignore_dirs:
             return paths
         base = scope.base
