@@ -1007,15 +1007,17 @@ def peak_child(path: str, warm: str, grep: str | None = None) -> None:
     os._exit(0)
 
 
-def _peak_read(path: str, warm: str) -> None:
-    stack = Stack(os.path.dirname(path))
+def _peak_call(
+    stack: Stack, warm: tuple[str, dict[str, Any]], call: tuple[str, dict[str, Any]], count: str
+) -> None:
+    """In the grandchild: ``warm`` once, then ``call`` measured; prints one JSON line."""
 
     async def main() -> dict[str, Any]:
-        await stack.call("read", {"file_path": warm})
+        await stack.call(*warm)
         gc.collect()
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         t0 = time.perf_counter()
-        r = await stack.toolfs.execute("read", {"file_path": path}, session=stack.session)
+        r = await stack.toolfs.execute(*call, session=stack.session)
         seconds = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return {
@@ -1023,68 +1025,51 @@ def _peak_read(path: str, warm: str) -> None:
             "before_kb": before,
             "seconds": seconds,
             "error": r.text if r.is_error else "",
-            "total_lines": None if r.value is None else r.value["totalLines"],
+            "count": None if r.value is None else r.value[count],
         }
 
     print(json.dumps(anyio.run(main)))
+
+
+def _peak_read(path: str, warm: str) -> None:
+    read = ("read", {"file_path": path})
+    _peak_call(Stack(os.path.dirname(path)), ("read", {"file_path": warm}), read, "totalLines")
 
 
 def _peak_grep(directory: str, warm: str, literal: str) -> None:
-    """R2G in the grandchild: a grep of ``literal`` in ``directory`` (the 1 GiB file)."""
-    stack = Stack(directory)
-
-    async def main() -> dict[str, Any]:
-        # Warm-up: the same path (sandbox started, modules imported), no file selected.
-        await stack.call("grep", {"pattern": literal, "include": "*.none"})
-        gc.collect()
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        t0 = time.perf_counter()
-        r = await stack.toolfs.execute("grep", {"pattern": literal}, session=stack.session)
-        seconds = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return {
-            "growth_kb": after - before,
-            "before_kb": before,
-            "seconds": seconds,
-            "error": r.text if r.is_error else "",
-            "total_lines": None if r.value is None else r.value["totalMatches"],
-        }
-
-    print(json.dumps(anyio.run(main)))
+    """R2G: a grep of ``literal`` in ``directory`` (the 1 GiB file). The warm-up takes the
+    same path (sandbox started, modules imported) but selects no file."""
+    warm_up = ("grep", {"pattern": literal, "include": "*.none"})
+    _peak_call(Stack(directory), warm_up, ("grep", {"pattern": literal}), "totalMatches")
 
 
 GREP_MARKER = "UNIQUE_MARKER_GIGABYTE"
 """R2G's literal: the last line of the 1 GiB file, so the whole file is streamed."""
 
 
-def measure_peak_grep(directory: str, warm: str) -> tuple[float, str]:
-    """Peak RSS growth in MB of one product grep of the 1 GiB file, in a fresh interpreter."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--peak-grep-child", directory, warm]
+def _measure_child(child: list[str], count: str, expected: int) -> tuple[float, str]:
+    """Peak RSS growth in MB of the one measured call of a fresh interpreter's grandchild."""
+    cmd = [sys.executable, os.path.abspath(__file__), *child]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
         raise ProductError(f"peak-memory child failed: {done.stderr.strip()[-500:]}")
     out = json.loads(done.stdout.strip().splitlines()[-1])
     if out["error"]:
         raise ProductError(out["error"])
-    if out["total_lines"] != 1:
-        raise ProductError(f"totalMatches = {out['total_lines']}, expected 1")
-    growth = out["growth_kb"] / 1024
+    if out["count"] != expected:
+        raise ProductError(f"{count} = {out['count']}, expected {expected}")
+    growth = out["growth_kb"] / 1024  # ru_maxrss is in KiB on Linux
     return growth, f"{out['seconds']:.2f} s, RSS {out['before_kb'] / 1024:.0f} MB before"
 
 
 def measure_peak(path: str, warm: str, expected_lines: int) -> tuple[float, str]:
     """Peak RSS growth in MB of one product read of ``path`` in a fresh interpreter."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--peak-child", path, warm]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
-    if done.returncode != 0:
-        raise ProductError(f"peak-memory child failed: {done.stderr.strip()[-500:]}")
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    if out["error"]:
-        raise ProductError(out["error"])
-    if out["total_lines"] != expected_lines:
-        raise ProductError(f"totalLines = {out['total_lines']}, expected {expected_lines}")
-    growth = out["growth_kb"] / 1024  # ru_maxrss is in KiB on Linux
-    return growth, f"{out['seconds']:.2f} s, RSS {out['before_kb'] / 1024:.0f} MB before"
+    return _measure_child(["--peak-child", path, warm], "totalLines", expected_lines)
+
+
+def measure_peak_grep(directory: str, warm: str) -> tuple[float, str]:
+    """Peak RSS growth in MB of one product grep of the 1 GiB file, in a fresh interpreter."""
+    return _measure_child(["--peak-grep-child", directory, warm], "totalMatches", 1)
 
 
 # ---------------------------------------------------------------------------
