@@ -794,7 +794,7 @@ async def s2(row: Row, d: Data, runs: int) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Search against rg (SPEC 9.4): glob and a literal grep on a copy of site-packages
+# Search against rg (issue 21): glob and a literal grep on a copy of site-packages
 
 SEARCH_LITERAL = "CancelScope"
 """R2's literal: an identifier of moderate frequency (anyio's, in tens of files of the copy)."""

