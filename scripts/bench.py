@@ -846,8 +846,10 @@ def rg_executable() -> str:
 
 def native_state() -> str:
     """Whether the product answers through the native fast path here, and why not."""
-    from dsh_tool_fs_search._native import _native_rg
+    from dsh_tool_fs_search._native import SWITCH, _native_rg
 
+    if os.environ.get(SWITCH) == "0":
+        return f"seam path ({SWITCH}=0)"
     if _native_rg() is None:
         return "seam path (no rg or no Landlock here)"
     return "native fast path (Landlock-confined rg)"
