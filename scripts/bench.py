@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import gc
 import json
 import os
@@ -38,7 +39,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,8 +101,8 @@ class Data:
     crlf_base: str = ""  # W6: baseline copy
     crowded: str = ""  # W10: 20,000 files, where W7's writes run again
     many: list[str] = field(default_factory=list)  # W9: 64 × 1 MB
-    search_tree: str = ""  # R1/R2: a copy of site-packages, made on first use
-    search_files: int = 0
+    source_tree: str = ""  # G1/G2, R1–R3: a copy of this interpreter's site-packages
+    source_files: int = 0  # its number of files (≥ 10,000), counted on first use
 
 
 W6_MARKERS = ("UNIQUE_MARKER_ALPHA", "UNIQUE_MARKER_OMEGA")  # the pool has no capitals
@@ -145,6 +146,11 @@ def generate(root: str, wanted: set[str]) -> Data:
         os.mkdir(d.crowded)
         for i in range(20_000):
             os.close(os.open(os.path.join(d.crowded, f"module_{i:05d}.py"), os.O_CREAT, 0o644))
+    if wanted & {"G1", "G2", "R1", "R2", "R3"}:
+        # A real source tree: this environment's packages, symlinks kept as symlinks.
+        d.source_tree = os.path.join(root, "site-packages")
+        site = next(p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p))
+        shutil.copytree(site, d.source_tree, symlinks=True)
     if "W9" in wanted:
         os.mkdir(os.path.join(root, "many"))
         for i in range(64):
@@ -814,18 +820,12 @@ MIN_SEARCH_FILES = 10_000
 
 
 def search_tree(d: Data) -> str:
-    """A copy of this environment's site-packages (≥ 10,000 files), made once per bench run."""
-    if not d.search_tree:
-        import sysconfig
-
-        source = sysconfig.get_paths()["purelib"]
-        d.search_tree = os.path.join(d.root, "site-packages")
-        shutil.copytree(source, d.search_tree, symlinks=True)
-        count = sum(len(files) for _, _, files in os.walk(d.search_tree))
-        if count < MIN_SEARCH_FILES:
-            raise ProductError(f"{source} has only {count} files (< {MIN_SEARCH_FILES})")
-        d.search_files = count
-    return d.search_tree
+    """The copy of site-packages (made by ``generate``), checked to hold ≥ 10,000 files."""
+    if not d.source_files:
+        d.source_files = sum(len(files) for _, _, files in os.walk(d.source_tree))
+    if d.source_files < MIN_SEARCH_FILES:
+        raise ProductError(f"the site-packages copy has only {d.source_files} files")
+    return d.source_tree
 
 
 def rg_output(command: list[str], cwd: str) -> bytes:
@@ -910,7 +910,7 @@ async def r1(row: Row, d: Data, runs: int) -> None:
     if set(total) != {expected}:
         raise ProductError(f"glob found {sorted(set(total))} files, rg {expected}")
     row.note = (
-        f"{expected} files of {d.search_files} in a site-packages copy; {native_state()}"
+        f"{expected} files of {d.source_files} in a site-packages copy; {native_state()}"
     )
 
 
@@ -938,9 +938,101 @@ async def r2(row: Row, d: Data, runs: int, literal: str = SEARCH_LITERAL) -> Non
     if set(seen) != {(matches, files)}:
         raise ProductError(f"grep counted {sorted(set(seen))}, rg {(matches, files)}")
     row.note = (
-        f"{literal!r}: {matches} matches in {files} files of {d.search_files}; "
+        f"{literal!r}: {matches} matches in {files} files of {d.source_files}; "
         f"{native_state()}"
     )
+
+
+# G1/G2: glob and grep through the seam (dsh-tool-fs-search), no native fast path
+
+G_VCS = {".git", ".hg", ".svn", ".jj"}
+G_LITERAL = "zq_not_in_any_file_qz"
+
+
+def baseline_walk(root: str) -> list[tuple[str, os.stat_result]]:
+    """Every regular file beneath ``root``: no symlink followed, no VCS directory entered."""
+    found = []
+    pending = [root]
+    while pending:
+        directory = pending.pop()
+        with os.scandir(directory) as scan:
+            for entry in scan:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in G_VCS:
+                        pending.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((entry.path, entry.stat(follow_symlinks=False)))
+    return found
+
+
+def baseline_glob(root: str) -> int:
+    """``**/*.py``, newest first: walk, match the name, sort by mtime."""
+    files = [(info.st_mtime_ns, path) for path, info in baseline_walk(root) if path.endswith(".py")]
+    files.sort(key=lambda f: -f[0])
+    return len(files)
+
+
+def baseline_grep(root: str) -> int:
+    """A literal in every UTF-8 text file: walk, read, decode strictly, search."""
+    needle = G_LITERAL.encode()
+    hits = 0
+    for path, _ in baseline_walk(root):
+        with open(path, "rb") as f:
+            data = f.read()
+        if b"\0" in data[:8192]:
+            continue
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        hits += data.count(needle)
+    return hits
+
+
+@contextlib.contextmanager
+def seam_path_only() -> Iterator[None]:
+    """G1/G2 measure the seam path: the native fast path (R1–R3) switched off meanwhile."""
+    from dsh_tool_fs_search._native import SWITCH
+
+    previous = os.environ.get(SWITCH)
+    os.environ[SWITCH] = "0"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[SWITCH]
+        else:
+            os.environ[SWITCH] = previous
+
+
+def search_stack(root: str) -> Any:
+    from dsh_fs_local import LocalFileSystem
+    from dsh_tool_fs import ToolFs, installed_tools
+
+    return ToolFs(LocalFileSystem(root), tools=installed_tools(["glob", "grep"]))
+
+
+async def g1(row: Row, d: Data, runs: int) -> None:
+    toolfs = search_stack(d.source_tree)
+    expected = baseline_glob(d.source_tree)
+
+    async def product() -> None:
+        check(await toolfs.execute("glob", {"pattern": "**/*.py"}), totalFiles=expected)
+
+    with seam_path_only():
+        await measure(row, product, sync_op(lambda: baseline_glob(d.source_tree)), runs)
+    row.note = f"{expected} files matched in a site-packages copy (the seam path, no fast path)"
+
+
+async def g2(row: Row, d: Data, runs: int) -> None:
+    toolfs = search_stack(d.source_tree)
+
+    async def product() -> None:
+        check(await toolfs.execute("grep", {"pattern": G_LITERAL}), totalMatches=0)
+
+    with seam_path_only():
+        await measure(row, product, sync_op(lambda: baseline_grep(d.source_tree)), runs)
+    row.note = f"{len(baseline_walk(d.source_tree))} files walked, every text file read"
 
 
 WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[None]]]] = {
@@ -954,6 +1046,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "W8": ("read 10-line file, MemoryFileSystem", "µs", 2.0, "≤ 2.0", w8),
     "W9": ("64 concurrent cold reads of 1 MB files", "ms", 1 / 1.1, "≤ 0.91 (1.1×)", w9),
     "W10": ("W7 among 20,000 files", "ms", 1.25, "≤ 1.25", w10),
+    "G1": ("glob '**/*.py', seam path, site-packages copy", "ms", None, "—", g1),
+    "G2": ("grep a literal, seam path, same tree", "ms", None, "—", g2),
     "S1": ("start-up: one dsh-fs call read process", "ms", 2.0, "≤ 2.0", s1),
     "S2": ("start-up: dsh-fs mcp, spawn → tools/list", "ms", 1.15, "≤ 1.15", s2),
     "R0": ("confined rg (sandbox), empty directory", "ms", None, "info", r0),
@@ -972,6 +1066,8 @@ BASELINE_NAMES = {
     "W8": "stat+read_text+window+text+value",
     "W9": "same 64 cold reads, sequential",
     "W10": "durable floor in that directory",
+    "G1": "scandir walk + name match + mtime sort",
+    "G2": "scandir walk + read + strict decode + count",
     "S1": f"python -c '{IMPORT_FLOOR}'",
     "S2": "python -c 'import mcp.server…'",
     "R0": "plain rg process (subprocess)",

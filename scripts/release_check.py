@@ -439,7 +439,7 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
             "trio",
         ],
     )
-    probe_argv = [python, "-c", PROBE, "dsh_tool_fs_search", ",".join(STACK)]
+    probe_argv: list[str | Path] = [python, "-c", PROBE, "dsh_tool_fs_search", ",".join(STACK)]
     probe = json.loads(run(probe_argv, cwd=scratch))
     check_installed_from_dist("search environment", probe["ours"], version)
     workspace = scratch / "search-workspace"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 
 def per_line(pattern: str, text: str, *, ignore_case: bool = False) -> list[MatchedLine]:
-    """The reference: split into lines (SPEC's line rule), strip one final ``\\r``, search each."""
+    """The reference: split into lines (read's line rule), strip one final ``\\r``, search each."""
     lines = text.split("\n")
     if text == "" or text.endswith("\n"):
         lines.pop()

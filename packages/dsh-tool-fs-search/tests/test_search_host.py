@@ -3,6 +3,8 @@ cancellation, observation, and bounded memory on a large file."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -194,3 +196,42 @@ async def test_grep_streams_a_large_file_in_bounded_memory(tmp_path: Path) -> No
         tracemalloc.stop()
     assert body(result).endswith("needle at the end\n\n(1 match in 1 file)")
     assert peak < 16 << 20, peak
+
+
+PEAK_CHILD = r"""
+import sys
+import anyio
+from dsh_fs_local import LocalFileSystem
+from dsh_tool_fs import ToolFs, installed_tools
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1])  # kB
+
+toolfs = ToolFs(LocalFileSystem(sys.argv[1]), tools=installed_tools(["grep"]))
+warm = anyio.run(toolfs.execute, "grep", {"pattern": "needle", "path": "warm.txt"})
+assert not warm.is_error, warm.text
+before = status("VmRSS")
+with open("/proc/self/clear_refs", "w") as clear:
+    clear.write("5")  # the peak (VmHWM) starts again from the current size
+found = anyio.run(toolfs.execute, "grep", {"pattern": "needle", "path": "big.txt"})
+print(found.text.splitlines()[-2], status("VmHWM") - before)
+"""
+
+
+@pytest.mark.long
+def test_grep_searches_a_gigabyte_file_within_64_mb_of_rss_growth(tmp_path: Path) -> None:
+    """1 GiB of lines streamed in a fresh interpreter: its peak RSS grows by less than 64 MB."""
+    write_big_file(tmp_path / "big.txt", 1024)
+    (tmp_path / "warm.txt").write_text("needle\n")
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK_CHILD, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    footer, growth_kb = done.stdout.rsplit(" ", 1)
+    assert footer == "(1 match in 1 file)"
+    assert int(growth_kb) < 64 * 1024, f"peak RSS grew by {int(growth_kb) / 1024:.0f} MB"

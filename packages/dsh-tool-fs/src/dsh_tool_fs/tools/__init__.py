@@ -47,7 +47,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (LIST, READ, WRITE, EDIT)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in TOOLS)
 
 TOOLS_GROUP = "dsh_tool_fs.tools"
-"""The entry-point group of tools from other distributions: ``name = "module:SPEC"``."""
+"""The entry-point group of tools from other distributions: ``name = "module:TOOL_SPEC"``."""
 
 
 class UnknownToolError(LookupError):
