@@ -3,6 +3,7 @@ cancellation, observation, and bounded memory on a large file."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -235,3 +236,20 @@ def test_grep_searches_a_gigabyte_file_within_64_mb_of_rss_growth(tmp_path: Path
     footer, growth_kb = done.stdout.rsplit(" ", 1)
     assert footer == "(1 match in 1 file)"
     assert int(growth_kb) < 64 * 1024, f"peak RSS grew by {int(growth_kb) / 1024:.0f} MB"
+
+
+@pytest.mark.parametrize("native", ["1", "0"])
+async def test_a_file_name_that_is_not_utf8_is_found_and_quoted(
+    tmp_path: Path, native: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name with an undecodable byte (a lone surrogate once decoded) goes through the
+    ignore rules and the glob like any name: RE2 cannot take it as it is."""
+    monkeypatch.setenv("DSH_FS_SEARCH_NATIVE", native)
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    (tmp_path / os.fsdecode(b"caf\xe9.txt")).write_text("needle\n")
+    (tmp_path / os.fsdecode(b"caf\xe9.log")).write_text("needle\n")
+    toolfs = host(LocalFileSystem(str(tmp_path)))
+    found = await toolfs.execute("glob", {"pattern": "caf?.*"})
+    assert body(found) == '"caf\\udce9.txt"\n\n(1 file)'
+    matched = await toolfs.execute("grep", {"pattern": "needle", "include": "*.txt"})
+    assert body(matched) == '"caf\\udce9.txt"\n1: needle\n\n(1 match in 1 file)'

@@ -19,6 +19,7 @@ linear whatever the pattern.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -192,4 +193,16 @@ class PathGlob:
 
     def matches(self, path: str) -> bool:
         """Whether the file at ``path`` (relative, ``/``-joined) is named by the glob."""
-        return self._fullmatch(path) is not None
+        try:
+            return self._fullmatch(path) is not None
+        except UnicodeEncodeError:
+            return self._fullmatch(matchable(path)) is not None
+
+
+_UNDECODABLE = re.compile("[\ud800-\udfff]")
+
+
+def matchable(path: str) -> str:
+    """``path`` as RE2 takes it: each undecodable byte of a file name (a lone surrogate,
+    which RE2 cannot encode) becomes U+FFFD, still one character, as the byte is to git."""
+    return _UNDECODABLE.sub("\ufffd", path)

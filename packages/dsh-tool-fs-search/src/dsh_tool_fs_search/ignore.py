@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .globs import matchable
+
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
@@ -45,7 +47,10 @@ class IgnoreFile:
 
     def decides(self, path: str) -> bool | None:
         """True: ignored, False: re-included (``!pattern``), None: no pattern matches."""
-        return self.spec.check_file(path[self.cut :]).include
+        try:
+            return self.spec.check_file(path[self.cut :]).include
+        except UnicodeEncodeError:
+            return self.spec.check_file(matchable(path[self.cut :])).include
 
 
 @dataclass(frozen=True, slots=True)
