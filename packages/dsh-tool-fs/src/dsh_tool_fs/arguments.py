@@ -18,6 +18,7 @@ reason.
 
 from __future__ import annotations
 
+import functools
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
@@ -143,7 +144,9 @@ class Setting:
         return value
 
 
+@functools.cache
 def _settings(model: type[BaseModel]) -> dict[str, Setting]:
+    """The fields of ``model`` whose default and bound come from the config (once per model)."""
     return {
         name: marker
         for name, field in model.model_fields.items()
