@@ -57,7 +57,7 @@ default ``read_stream_min_size``: one constant for every backend, so that
 the conformance kit pins it (a backend does not see the host's
 configuration)."""
 _AMBIGUOUS_HINT = "; provide a more specific old_string or set replace_all to true"
-"""What an ambiguous edit's message tells the model to do (SPEC 3.1)."""
+"""What an ambiguous edit's message tells the model to do."""
 
 
 def normalize_newlines(text: str) -> str:
