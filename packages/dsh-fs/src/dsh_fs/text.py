@@ -310,7 +310,7 @@ def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdi
         _check_growth(
             len(source) - len(body), count, edit, len(old_bytes), len(new_bytes), display_path
         )
-        # Without the LF bytes, their memory serves ``after`` (docs/benchmarks.md, W6).
+        # Without the LF bytes, their memory serves ``after`` (docs/maintaining/benchmarks.md, W6).
         del lf_body
         after = before.replace(old, new, limit)
         data = source.replace(old_bytes, new_bytes, limit)

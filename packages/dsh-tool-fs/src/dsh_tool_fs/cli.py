@@ -75,7 +75,7 @@ MCP_INSTALL_HINT = (
 MCP_SDK_TOO_OLD = 'the MCP server needs mcp>=2.3: pip install -U "dsh-tool-fs[mcp]"'
 MCP_ON_A_TERMINAL = (
     "dsh-fs mcp: serving MCP on stdio (JSON-RPC on stdin and stdout); an MCP client starts "
-    "this command itself, see https://github.com/dsh-fs/dsh-fs/blob/main/docs/mcp-server.md "
+    "this command itself, see https://github.com/dsh-fs/dsh-fs/blob/main/docs/using/mcp-server.md "
     "(Ctrl-C stops it)"
 )
 """The one stderr line of ``dsh-fs mcp`` started by hand, with stdin a terminal."""
