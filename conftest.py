@@ -11,8 +11,10 @@ releases: 4.5 lists trio even when it is not installed, recent releases only
 the installed backends; this one says exactly which.) A test that is about
 one event loop on purpose overrides it next to the test and says why.
 
-Every fenced block of ``README.md`` and ``docs/*.md`` is a test, run by Sybil.
-The convention, for doc authors in ``docs/writing-docs.md``:
+Every fenced block of ``README.md`` and of the docs (``docs/using/``,
+``docs/extending/``, ``docs/maintaining/``; not the generated ``docs/reference/``)
+is a test, run by Sybil. The convention, for doc authors in
+``docs/maintaining/writing-docs.md``:
 
 - ``python``: executed; the blocks of one document share one namespace, in order.
 - ``bash`` / ``sh``: a script, run with ``bash -euo pipefail`` (``sh -e``); it must
@@ -36,7 +38,7 @@ configuration's arguments ``/absolute/path/to/project`` stands for it.
 ``<!-- skip: next -->`` (or ``skip: start`` … ``skip: end``, with ``if(…)``
 conditions) is Sybil's own skip directive. ``CLIENTS`` is true in the
 ``clients`` hatch environment, where the client-framework examples of
-``docs/clients.md`` run.
+``docs/using/clients.md`` run.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent
+DOCS_DIR = ROOT / "docs"  # using/, extending/, maintaining/: the docs, run as tests
+REFERENCE_DIR = DOCS_DIR / "reference"  # generated (scripts/reference.py): not run
 SHOWN_WORKSPACE = "/path/to/project"  # how compared output spells the scratch directory
 CONFIG_WORKSPACE = "/absolute/path/to/project"  # the placeholder of client configurations
 SHELL_TIMEOUT = 120
@@ -306,11 +310,24 @@ def pytest_runtest_makereport(
     return report
 
 
+def is_doc(file_path: Path) -> bool:
+    """README.md and every ``.md`` beneath docs/, except the generated docs/reference/.
+
+    The package READMEs are their packages' own. docs/reference/ is written
+    by scripts/reference.py and guarded by its own drift test; its json blocks
+    are schemas, not configurations to start.
+    """
+    if file_path == ROOT / "README.md":
+        return True
+    return (
+        file_path.suffix == ".md"
+        and file_path.is_relative_to(DOCS_DIR)
+        and not file_path.is_relative_to(REFERENCE_DIR)
+    )
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """README.md and docs/*.md (the package READMEs are their packages' own)."""
-    if file_path == ROOT / "README.md" or (
-        file_path.parent == ROOT / "docs" and file_path.suffix == ".md"
-    ):
+    if is_doc(file_path):
         collector: pytest.Collector | None = _collect_docs(file_path, parent)
         return collector
     return None

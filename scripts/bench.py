@@ -8,7 +8,7 @@
 S1 and S2 (issues 14 and 20) time whole processes: ``dsh-fs call read``
 against the import floor of our libraries (pydantic's ``BaseModel`` included),
 and ``dsh-fs mcp`` from spawn to its first ``tools/list`` answer against the
-import of the MCP SDK's server. Every workload (issue 6, docs/benchmarks.md)
+import of the MCP SDK's server. Every workload (issue 6, docs/maintaining/benchmarks.md)
 pairs the product — the tools run through ``ToolFs.execute`` with ``FsPolicy`` — with a plain-Python
 baseline that does the least work giving the same answer. Data is generated
 deterministically in a temporary directory that is removed afterwards. Each

@@ -1,7 +1,8 @@
 """The doc tests can fail: the root conftest's Sybil setup run on broken examples.
 
-``README.md`` and ``docs/*.md`` are collected by the root ``conftest.py``
-(docs/writing-docs.md describes the convention). Here a copy of that
+``README.md`` and the docs beneath ``docs/`` (not the generated
+``docs/reference/``) are collected by the root ``conftest.py``
+(docs/maintaining/writing-docs.md describes the convention). Here a copy of that
 conftest runs, through ``pytester``, on a document whose examples are each
 wrong in one way; every one of them must fail, and the sound ones pass.
 """
@@ -87,8 +88,8 @@ not run
 def docs_project(pytester: pytest.Pytester) -> pytest.Pytester:
     shutil.copy(ROOT / "conftest.py", pytester.path / "conftest.py")
     (pytester.path / "README.md").write_text(BROKEN)
-    (pytester.path / "docs").mkdir()
-    (pytester.path / "docs" / "sound.md").write_text(SOUND)
+    (pytester.path / "docs" / "using").mkdir(parents=True)
+    (pytester.path / "docs" / "using" / "sound.md").write_text(SOUND)
     return pytester
 
 
@@ -114,14 +115,22 @@ def test_a_skipped_block_is_reported_at_its_document_and_line(
 ) -> None:
     result = docs_project.runpytest("-p", "no:cacheprovider", "-rs", "docs")
     result.assert_outcomes(passed=3, skipped=1)
-    assert "SKIPPED [1] docs/sound.md:17: shows a skip" in result.outlines
+    assert "SKIPPED [1] docs/using/sound.md:17: shows a skip" in result.outlines
 
 
-def test_only_the_readme_and_docs_are_collected(docs_project: pytest.Pytester) -> None:
+def test_the_readme_and_docs_are_collected_not_the_reference(
+    docs_project: pytest.Pytester,
+) -> None:
     (docs_project.path / "packages" / "p").mkdir(parents=True)
     (docs_project.path / "packages" / "p" / "README.md").write_text(BROKEN)
-    (docs_project.path / "docs" / "sub").mkdir()
-    (docs_project.path / "docs" / "sub" / "deep.md").write_text(BROKEN)
+    (docs_project.path / "docs" / "extending").mkdir()
+    (docs_project.path / "docs" / "extending" / "more.md").write_text(SOUND)
+    (docs_project.path / "docs" / "reference").mkdir()
+    (docs_project.path / "docs" / "reference" / "tools.md").write_text(BROKEN)
     result = docs_project.runpytest("-p", "no:cacheprovider", "--co", "-q", ".")
     collected = [line for line in result.outlines if "::line:" in line]
-    assert {line.split("::")[0] for line in collected} == {"README.md", "docs/sound.md"}
+    assert {line.split("::")[0] for line in collected} == {
+        "README.md",
+        "docs/using/sound.md",
+        "docs/extending/more.md",
+    }

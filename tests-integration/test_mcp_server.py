@@ -238,7 +238,7 @@ machine). Before the fix the server waited for the next input line: it never exi
 
 ON_A_TERMINAL = (
     "dsh-fs mcp: serving MCP on stdio (JSON-RPC on stdin and stdout); an MCP client starts "
-    "this command itself, see https://github.com/dsh-fs/dsh-fs/blob/main/docs/mcp-server.md "
+    "this command itself, see https://github.com/dsh-fs/dsh-fs/blob/main/docs/using/mcp-server.md "
     "(Ctrl-C stops it)"
 )
 

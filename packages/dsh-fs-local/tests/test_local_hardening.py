@@ -1,7 +1,7 @@
 """Hardening against a second local user and against the model alone (issue 19).
 
 The agent runs as user A, a shell tool (or any other local process) as user
-B, and both share a writable workspace, as docs/security.md recommends. CI
+B, and both share a writable workspace, as docs/using/security.md recommends. CI
 runs as root: the test makes the two users on the fly (numeric ids, which
 is all the kernel needs to run a process as a user) and runs each step in a
 forked child that dropped to one of them (the ``as_user`` fixture). Every

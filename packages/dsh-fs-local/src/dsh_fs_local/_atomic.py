@@ -14,7 +14,7 @@ the held descriptor:
   rewritten in place (same inode, so every name sees the change) after its
   previous content was saved to a hidden, ``fsync``ed backup, which is removed
   once the rewrite is durable. Under containment it is replaced by rename like
-  any other file (SPEC 3.3: a name outside the workspace keeps its bytes).
+  any other file, so that a name outside the workspace keeps its bytes.
 
 Temporary and backup files are named ``.<basename>.dsh-<pid>-<8 hex>.tmp`` /
 ``.bak``. A mutation first removes the ``.tmp`` files of its directory whose
@@ -388,8 +388,8 @@ def _copy_extended_attributes(source: int, fd: int, path: str) -> None:
 def _rewrite_in_place(spot: Spot, data: bytes, previous: bytes, current: os.stat_result) -> str:
     """Keep the inode of a hard-linked file: backup, rewrite in place, drop the backup.
 
-    Only without containment (SPEC 3.3: a name outside the workspace must keep
-    its bytes). Returns the new version, taken from the rewritten descriptor.
+    Only without containment: under it, a name outside the workspace must keep
+    its bytes. Returns the new version, taken from the rewritten descriptor.
     """
     directory = spot.dir_fd
     backup = companion_name(spot.name, "bak")
@@ -477,7 +477,7 @@ def _locate(reach: Reach, key: str, check: Check, created: CreatedDirectories) -
 def _read_only_refusal(reach: Reach, key: str, verb: str, display_path: str) -> FsError:
     """The refusal of a write to ``key``, which the workspace lets this backend only read.
 
-    Outside wins over read-only (SPEC 3.3): a directory on the way may have
+    Outside wins over read-only: a directory on the way may have
     been swapped for a link that leaves every root since ``resolve``, so the
     target's directory is reached (never created) before the answer is given.
     """

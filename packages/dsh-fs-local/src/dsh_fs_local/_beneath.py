@@ -1,10 +1,10 @@
 """Reaching a path through held directory descriptors: workspace containment at the system call.
 
-SPEC 3.3 asks that the file a system call reaches — after every symlink, at
-the moment of that call — lies beneath a root. A path string checked first
-and used afterwards cannot promise that (a directory swapped for a symlink in
-between redirects the use), so nothing here checks a string and then opens
-it. Like Go's ``os.Root``, :class:`Beneath` opens each root once, as an
+A target is inside the workspace when the file a system call reaches — after
+every symlink, at the moment of that call — lies beneath a root. A path string
+checked first and used afterwards cannot promise that (a directory swapped for
+a symlink in between redirects the use), so nothing here checks a string and
+then opens it. Like Go's ``os.Root``, :class:`Beneath` opens each root once, as an
 ``O_PATH`` directory descriptor held for the backend's lifetime, and reaches
 every path relative to it:
 
@@ -21,7 +21,7 @@ every path relative to it:
   the root that holds it — and ``..`` pops a descriptor the walk holds. A step
   that would leave every root, or a link on procfs that is a magic link, raises
   :class:`Refused`; more than 40 links raise ``ELOOP`` (a real loop stays an
-  I/O error, as in SPEC 3.1).
+  I/O error, ``FS_IO_ERROR``).
 
 The mutations do not open the target by path either: :meth:`Beneath.locate`
 hands them a :class:`Spot` — the target's directory, held open, and the final
@@ -29,7 +29,7 @@ name in it — and they work with ``*at`` calls on that descriptor (temporary
 file, rename, lock, ``fsync``, sweep). :class:`Anywhere` is the same interface
 without containment (``roots=None``): plain path lookups, as before.
 
-Where the walk works, this module assumes the threat of SPEC 3.3: whoever
+Where the walk works, this module assumes this threat: whoever
 races the backend renames and swaps names *inside* the workspace. A directory
 moved out of the workspace by someone who may write outside is out of scope
 (as for ``os.Root``): a descriptor already held follows its directory.

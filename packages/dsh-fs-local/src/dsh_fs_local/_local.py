@@ -57,7 +57,7 @@ async def _in_worker(step: Callable[[], T]) -> T:
 
 class LocalFileSystem(FileSystem):
     """The host filesystem: realpath identity, strict UTF-8, atomic crash-safe writes,
-    contained to its workspace (SPEC 3.3) at the system call.
+    contained to its workspace at the system call.
 
     ``cwd`` (default: the process working directory at construction) is where
     relative paths resolve. ``roots`` (default: ``(cwd,)``) are the

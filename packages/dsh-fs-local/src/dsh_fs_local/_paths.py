@@ -19,7 +19,7 @@ def display_path_of(path: str, cwd: str) -> str:
     Raises ``FS_NOT_FOUND`` ``file_path must be a non-empty string`` for an
     empty or whitespace-only path. A NUL byte is refused *before*
     normalization (``a\\0/../b`` must not become a lookup of ``b``); the message
-    names the normalized path, like every other message of SPEC 3.3.
+    names the normalized path, like every other workspace refusal.
     """
     if not path or not path.strip():
         raise FsError("file_path must be a non-empty string", FsErrorCode.FS_NOT_FOUND)

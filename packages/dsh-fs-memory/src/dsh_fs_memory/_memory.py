@@ -6,7 +6,7 @@ one flat dict from *physical* paths (no symlink in any parent segment) to
 nodes, and the out-of-band helpers tests use. A mutation commits with one
 dict assignment after its last ``await``, so a reader never sees a partial
 write and a cancelled write changes nothing. ``_walk`` is where a path
-reaches a node and where containment (SPEC 3.3) is enforced. Every
+reaches a node and where workspace containment is enforced. Every
 primitive walks its target again when it touches it, refuses before any
 other answer, and then answers with the seam's shared rules
 (``dsh_fs.preconditions``, ``dsh_fs.text``, ``dsh_fs.streaming``,
@@ -85,11 +85,10 @@ class MemoryFileSystem(FileSystem, OutOfBand):
     ``files`` seeds the tree with ``{path: text or bytes}`` (text as UTF-8,
     relative to ``cwd``, parents implied); a missing ``cwd`` (``None``: ``/``)
     is created. ``roots``, ``read_only_roots`` and ``read_only`` are the
-    workspace of SPEC 3.3 (default: ``cwd``); missing roots are created, one
-    that is not a directory is a ``ValueError``; ``roots=None`` turns
-    containment off. The synchronous out-of-band helpers (``OutOfBand``) change
-    the tree the way another process would: no workspace, no locks, ``OSError``
-    like ``os``.
+    workspace (default: ``cwd``); missing roots are created, one that is not a
+    directory is a ``ValueError``; ``roots=None`` turns containment off. The
+    synchronous out-of-band helpers (``OutOfBand``) change the tree the way
+    another process would: no workspace, no locks, ``OSError`` like ``os``.
     """
 
     def __init__(

@@ -51,9 +51,10 @@ class FileSystem(ABC):
 
         Optional (the default is ``None``). A contained backend returns its
         :class:`~dsh_fs.workspace.Workspace`, so that a host can refuse a write
-        or edit with ``read-only workspace`` before it asks the intent hooks,
-        in the order SPEC 3.3 gives. Like ``resolve``'s refusal this is an early
-        answer; the primitives still enforce the rule at their system calls.
+        or edit with ``read-only workspace`` before it asks the intent hooks: a
+        workspace refusal comes before every other answer. Like ``resolve``'s
+        refusal this is an early answer; the primitives still enforce the rule
+        at their system calls.
         """
         return None
 

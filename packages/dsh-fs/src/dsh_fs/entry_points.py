@@ -2,11 +2,12 @@
 
 A backend distribution declares ``[project.entry-points."dsh_fs.backends"]``
 ``name = "module:Factory"``; the factory is called with the keywords ``cwd``
-(``str | None``) and the workspace options of SPEC 3.3 (``roots``,
-``read_only_roots``, ``read_only``) and returns a :class:`~dsh_fs.FileSystem`. A plugin
-distribution declares ``[project.entry-points."dsh_fs.plugins"]``
-``name = "module:object"``; a class is instantiated with no arguments,
-anything else (a module, an instance) is registered as it is.
+(``str | None``) and the workspace options (``roots``, ``read_only_roots``,
+``read_only``: :class:`~dsh_fs.workspace.Workspace`) and returns a
+:class:`~dsh_fs.FileSystem`. A plugin distribution declares
+``[project.entry-points."dsh_fs.plugins"]`` ``name = "module:object"``; a class
+is instantiated with no arguments, anything else (a module, an instance) is
+registered as it is.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ BackendFactory = Callable[..., FileSystem]
 
 
 WORKSPACE_OPTIONS = ("roots", "read_only_roots", "read_only")
-"""The keywords every backend factory is called with besides ``cwd`` (SPEC 3.3)."""
+"""The keywords every backend factory is called with besides ``cwd``."""
 
 
 class EntryPointNotFound(LookupError):

@@ -1,4 +1,4 @@
-"""Per-target serialization (SPEC 2.3 rule 2): one FIFO lock per target key.
+"""Per-target serialization (rule 2 of ``FileSystem``): one FIFO lock per target key.
 
 Every backend runs ``write_text`` and ``edit_text`` of one target one at a
 time, in arrival order. :class:`TargetLocks` is that rule written once:

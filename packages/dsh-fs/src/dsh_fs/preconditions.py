@@ -3,7 +3,7 @@
 Every backend runs :func:`check_write` / :func:`check_edit` on the target's
 current state, under its per-target lock, before touching content: presence
 and type first, then the intent or guard (so a stale guard fails before any
-matching, SPEC 2.3 rule 3). The message builders beside them are the
+matching: rule 3 of ``FileSystem``). The message builders beside them are the
 refusals every backend words the same way (``not found``, ``not a
 directory`` …): one spelling, so the backends cannot drift apart.
 """

@@ -57,7 +57,7 @@ default ``read_stream_min_size``: one constant for every backend, so that
 the conformance kit pins it (a backend does not see the host's
 configuration)."""
 _AMBIGUOUS_HINT = "; provide a more specific old_string or set replace_all to true"
-"""What an ambiguous edit's message tells the model to do (SPEC 3.1)."""
+"""What an ambiguous edit's message tells the model to do."""
 
 
 def normalize_newlines(text: str) -> str:
@@ -310,7 +310,7 @@ def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdi
         _check_growth(
             len(source) - len(body), count, edit, len(old_bytes), len(new_bytes), display_path
         )
-        # Without the LF bytes, their memory serves ``after`` (docs/benchmarks.md, W6).
+        # Without the LF bytes, their memory serves ``after`` (docs/maintaining/benchmarks.md, W6).
         del lf_body
         after = before.replace(old, new, limit)
         data = source.replace(old_bytes, new_bytes, limit)

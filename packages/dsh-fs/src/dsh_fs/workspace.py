@@ -1,4 +1,4 @@
-"""Workspace containment (SPEC 3.3): which paths a backend may read, and which it may write.
+"""Workspace containment: which paths a backend may read, and which it may write.
 
 A :class:`Workspace` is the one statement of the rule both backends share:
 a path is inside when it lies beneath a root (a sibling that merely shares

@@ -10,7 +10,7 @@ every ``dsh-fs`` command through the ``dsh_tool_fs.tools`` entry points
 They walk and read through the :class:`dsh_fs.FileSystem` seam, so every
 backend works and the backend's workspace containment holds; git's ignore
 rules come from ``pathspec``, regular expressions are RE2 (``google-re2``).
-See ``docs/search.md`` for the semantics.
+See ``docs/using/search.md`` for the semantics.
 """
 
 from .glob_tool import GLOB, GlobArgs

@@ -11,7 +11,7 @@ validation reports them::
 The JSON Schema the model sees is pydantic's, through :class:`ToolSchema`
 (:meth:`ArgumentSchema.json_schema`); the validation is pydantic's, in
 strict mode, and :meth:`ArgumentSchema.validate` maps its errors to the exact, model-facing
-messages of the tools' reference (``docs/adding-a-tool.md``). What is here
+messages of the tools' reference (``docs/reference/messages.md``). What is here
 besides the models is only what pydantic cannot express, each with its
 reason.
 """

@@ -4,8 +4,8 @@ Four subcommands share one way of assembling the stack (``--backend``,
 ``--plugin``, ``--no-policy``): ``tools`` prints the definitions in a wire
 format, ``call`` runs one tool call, ``session`` runs many calls over JSON
 lines with one observation owner, ``mcp`` serves the tools to an MCP client
-over stdio. The three that run tools also take the workspace options (SPEC 6,
-3.3): ``--cwd`` is the workspace, ``--allow`` / ``--allow-read`` add roots,
+over stdio. The three that run tools also take the workspace options:
+``--cwd`` is the workspace, ``--allow`` / ``--allow-read`` add roots,
 ``--read-only`` forbids writes, ``--allow-anywhere`` turns containment off.
 
 Exit codes: 0 success, 1 the tool call failed (``call`` only), 2 bad usage
@@ -75,7 +75,7 @@ MCP_INSTALL_HINT = (
 MCP_SDK_TOO_OLD = 'the MCP server needs mcp>=2.3: pip install -U "dsh-tool-fs[mcp]"'
 MCP_ON_A_TERMINAL = (
     "dsh-fs mcp: serving MCP on stdio (JSON-RPC on stdin and stdout); an MCP client starts "
-    "this command itself, see https://github.com/dsh-fs/dsh-fs/blob/main/docs/mcp-server.md "
+    "this command itself, see https://github.com/dsh-fs/dsh-fs/blob/main/docs/using/mcp-server.md "
     "(Ctrl-C stops it)"
 )
 """The one stderr line of ``dsh-fs mcp`` started by hand, with stdin a terminal."""
@@ -92,7 +92,7 @@ class UsageError(Exception):
 
 
 class WorkspaceError(UsageError):
-    """A workspace option the command cannot start with (SPEC 6): ``dsh-fs: --cwd "<dir>": …``."""
+    """A workspace option the command cannot start with: ``dsh-fs: --cwd "<dir>": …``."""
 
     def line(self, command: str) -> str:
         return f"dsh-fs: {self}"
@@ -219,7 +219,7 @@ example client configuration (Claude Desktop, Cursor, ...):
 """
 
 _WORKSPACE_HELP = """\
-the workspace (SPEC 3.3): only paths beneath --cwd or an --allow root can be
+the workspace: only paths beneath --cwd or an --allow root can be
 read or written, and beneath an --allow-read root read; absolute paths, "..",
 symlinks and /proc links that leave them are refused"""
 
@@ -390,7 +390,7 @@ def workspace(args: argparse.Namespace) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceOptions:
-    """The workspace options as the backend constructor's keywords (SPEC 3.3)."""
+    """The workspace options as the backend constructor's keywords."""
 
     roots: RootsOption = CWD_ROOT
     read_only_roots: tuple[str, ...] = ()

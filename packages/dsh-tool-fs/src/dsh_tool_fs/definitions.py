@@ -40,8 +40,9 @@ class ToolAnnotations:
 class ToolDefinition:
     """One tool as a model sees it: name, description, JSON Schema of its arguments.
 
-    ``title`` and ``annotations`` are the MCP tool metadata (SPEC 6); the raw
-    form (:meth:`to_dict`) carries only the four fields of SPEC 5.1.
+    ``title`` and ``annotations`` are the MCP tool metadata; the raw form
+    (:meth:`to_dict`) carries only ``name``, ``description``, ``parameters`` and
+    ``concurrency_safe``.
     """
 
     name: str

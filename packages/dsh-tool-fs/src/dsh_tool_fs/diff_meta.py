@@ -1,4 +1,4 @@
-"""Diff metadata of a write or edit (SPEC 5.10): the changed hunks, for a diff card.
+"""Diff metadata of a write or edit: the changed hunks, for a diff card.
 
 Each changed region of ``before`` → ``after`` becomes one hunk with up to 3
 lines of context on each side (hunks whose context would touch or overlap

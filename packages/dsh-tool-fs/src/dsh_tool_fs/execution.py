@@ -1,10 +1,10 @@
 """``Execution``: what a tool body gets for one call, and the steps it takes through it.
 
-A body calls the seam primitives itself (SPEC 5.5 lists exactly which), but
-goes through :class:`Execution` for what is the same in every tool: naming
-the primitive it is about to start (the ``<verb>`` of ``<verb> aborted``),
-stopping when the call's cancel event is set, asking the intent hooks and
-emitting ``fs_observed``.
+A body calls the seam primitives itself (each tool's module docstring lists
+exactly which), but goes through :class:`Execution` for what is the same in
+every tool: naming the primitive it is about to start (the ``<verb>`` of
+``<verb> aborted``), stopping when the call's cancel event is set, asking the
+intent hooks and emitting ``fs_observed``.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class Execution:
     async def resolve(self, path: str) -> FsTarget:
         """The backend's ``resolve`` of ``path`` against the call's cwd.
 
-        A workspace refusal of ``resolve`` (SPEC 3.3) speaks with the tool's
+        A workspace refusal of ``resolve`` speaks with the tool's
         verb: ``cannot resolve "<p>": outside the workspace`` becomes
         ``cannot read "<p>": …`` for ``read``. It comes before the intent
         hooks, so the model hears "outside" rather than "read it first".
@@ -109,7 +109,8 @@ class Execution:
 
         ``resolve`` lets such a target through (it may be read), so without
         this the policy's "read it first" would answer before the backend's
-        ``read-only workspace``; SPEC 3.3 puts the workspace first.
+        ``read-only workspace``, yet a workspace refusal comes before every
+        other answer.
         """
         workspace = self.fs.workspace
         if workspace is not None:
@@ -140,5 +141,5 @@ class Execution:
 
 
 async def _decided(result: Any) -> Any:
-    """An intent hook may answer with an awaitable (SPEC 2.4): the host awaits it."""
+    """An intent hook may answer with an awaitable (see ``dsh_fs.hookspecs``): it is awaited."""
     return await result if inspect.isawaitable(result) else result

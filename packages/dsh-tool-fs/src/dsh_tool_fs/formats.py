@@ -71,7 +71,7 @@ def to_anthropic_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, 
 def to_mcp_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
     """MCP tool listings: ``{name, title, description, inputSchema, annotations}``.
 
-    ``title`` and ``annotations`` (SPEC 6) are left out for a definition without them.
+    ``title`` and ``annotations`` are left out for a definition without them.
     """
     tools = []
     for d in definitions:

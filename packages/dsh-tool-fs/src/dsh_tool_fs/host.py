@@ -140,12 +140,13 @@ class ToolFs:
         """Assemble the stack from installed distributions, by entry-point name.
 
         ``backend`` names a ``dsh_fs.backends`` entry point, built with ``cwd``
-        as its resolution default and the workspace options of SPEC 3.3
-        (contained to ``cwd`` by default; ``roots=None`` turns containment
-        off); ``plugins`` name ``dsh_fs.plugins`` entry points. An unknown
-        name raises :class:`dsh_fs.EntryPointNotFound`, a backend that does
-        not take the workspace options :class:`dsh_fs.WorkspaceOptionsUnsupported`,
-        a root the backend rejects its ``ValueError``. ``tools`` names the tools
+        as its resolution default and the workspace options ``roots``,
+        ``read_only_roots`` and ``read_only`` (contained to ``cwd`` by default;
+        ``roots=None`` turns containment off); ``plugins`` name
+        ``dsh_fs.plugins`` entry points. An unknown name raises
+        :class:`dsh_fs.EntryPointNotFound`, a backend that does not take the
+        workspace options :class:`dsh_fs.WorkspaceOptionsUnsupported`, a root
+        the backend rejects its ``ValueError``. ``tools`` names the tools
         to offer (default: every installed tool, :func:`~dsh_tool_fs.tools.installed_tools`);
         an unknown name raises :class:`~dsh_tool_fs.tools.UnknownToolError`.
         """

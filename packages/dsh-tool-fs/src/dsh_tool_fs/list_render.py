@@ -1,4 +1,4 @@
-"""The list page (SPEC 5.5 ordering, 5.7 value, 5.8 projection).
+"""The list page: its order, its canonical value and its model projection.
 
 Entries are ordered directories, then files, then other; within a group by
 ``(name.casefold(), name)`` — deterministic on every machine and locale. The
@@ -139,7 +139,7 @@ def _composition(page: ListPage) -> str:
 
 
 def list_footer(page: ListPage) -> str:
-    """The footer line of a list page (SPEC 5.8)."""
+    """The footer line of a list page (each case in docs/reference/results.md)."""
     if page.total == 0:
         return "(Empty directory)"
     composition = _composition(page)
@@ -168,7 +168,7 @@ def render_list(page: ListPage) -> str:
 
 
 def list_value(page: ListPage) -> dict[str, object]:
-    """The canonical value of a list page (SPEC 5.7); counts describe the whole directory."""
+    """The canonical value of a list page; counts describe the whole directory."""
     return {
         "path": page.display_path,
         "offset": page.offset,

@@ -7,7 +7,7 @@ schema generated from Python signatures and no second validation layer —
 the host validates arguments and answers with its own messages.
 
 * ``tools/list`` returns the tools, each with its ``title`` and
-  ``annotations`` (read-only, destructive, idempotent hints, SPEC 6) as its
+  ``annotations`` (read-only, destructive, idempotent hints) as its
   :class:`~dsh_tool_fs.ToolSpec` declares them; ``initialize`` carries the
   prompt sections (joined by a blank line) as the server ``instructions``.
 * ``tools/call`` runs ``ToolFs.execute`` and answers with one text content

@@ -1,4 +1,4 @@
-"""Projections and values of ``write`` and ``edit``, and of every error (SPEC 5.7, 5.8).
+"""Projections and values of ``write`` and ``edit``, and of every error.
 
 The written content is never echoed back to the model: a write answers with
 a five-line envelope, an edit with one sentence.
@@ -28,9 +28,10 @@ def render_write(display_path: str, operation: Literal["create", "update"]) -> s
 def render_edit(display_path: str, *, replace_all: bool) -> str:
     """The edit confirmation sentence: always one line of valid UTF-8.
 
-    The display path is written as is (SPEC 5.8), except that its control
-    characters and lone surrogates are JSON-escaped like those of an error
-    message, so a file name cannot break the sentence into several lines.
+    The display path is written as is (the name rule does not apply), except
+    that its control characters and lone surrogates are JSON-escaped like those
+    of an error message, so a file name cannot break the sentence into several
+    lines.
     """
     shown = escape_controls(display_path)
     if replace_all:

@@ -1,4 +1,4 @@
-"""The name rule (SPEC 5.9): no output can be forged by a file name.
+"""The name rule: no output can be forged by a file name.
 
 A file name is chosen by whoever wrote the file, so it may contain a newline,
 ``</content>`` or a trailing ``@`` and try to pass for another entry, a
@@ -43,7 +43,7 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def needs_quoting(name: str) -> bool:
-    """True when ``name`` must be written as a JSON string literal (SPEC 5.9)."""
+    """True when ``name`` must be written as a JSON string literal (see :func:`quote_name`)."""
     return (
         name.startswith('"') or name.endswith("@") or _SUSPICIOUS.search(name) is not None
     )

@@ -1,4 +1,4 @@
-"""The read window (SPEC 5.6) and its projections (5.7, 5.8).
+"""The read window and its projections: the canonical value and the model's text.
 
 One pass over the text, fed in chunks of any size. The lines before
 ``offset`` and after the window are only *counted* (``str.count`` on whole
@@ -242,7 +242,7 @@ class WindowBuilder:
             self._phase = _COUNT
 
     def _select(self, number: int, head: str, more: bool) -> bool:
-        """The selection rule of SPEC 5.6 for one line; False when the window is done.
+        """The selection rule for one line; False when the window is done.
 
         ``head`` is the line's first ``max_line_length + 1`` characters and
         ``more`` whether the line goes on past them. One trailing ``\\r`` is
@@ -283,8 +283,8 @@ def check_offset(window: ReadWindow, display_path: str) -> None:
 
     ``offset`` 1 on an empty file is an empty page, not an error. The message
     names the display path as is, like every ``FsError`` message of the stack
-    (``cannot read "<p>": …``): the name rule of SPEC 5.9 applies to list
-    entries and envelope ``<path>`` lines, and an error message is neither.
+    (``cannot read "<p>": …``): the name rule (``names.quote_name``) applies to
+    list entries and envelope ``<path>`` lines, and an error message is neither.
     """
     if window.offset > window.total_lines and not (window.offset == 1 and window.total_lines == 0):
         raise FsError(
@@ -319,7 +319,7 @@ def decimal_text(number: int) -> str:
 
 
 def read_footer(window: ReadWindow) -> str:
-    """The footer line of a read (SPEC 5.8)."""
+    """The footer line of a read (each case in docs/reference/results.md)."""
     end = window.end
     if window.capped:
         return (
@@ -350,7 +350,7 @@ def render_read(display_path: str, window: ReadWindow) -> str:
 
 
 def read_value(display_path: str, window: ReadWindow) -> dict[str, object]:
-    """The canonical value of a read (SPEC 5.7)."""
+    """The canonical value of a read."""
     return {
         "path": display_path,
         "offset": window.offset,

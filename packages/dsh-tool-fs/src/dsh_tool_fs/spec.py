@@ -7,7 +7,7 @@ concurrently, its body (the seam calls, returning a canonical outcome) and
 its renderer (outcome to model text, canonical value and diff metadata).
 The host, the definitions, the wire-format converters, the CLI and the MCP
 server all read the tools from their specs (:data:`dsh_tool_fs.tools.TOOLS`);
-``docs/adding-a-tool.md`` shows how to add one.
+``docs/extending/adding-a-tool.md`` shows how to add one.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Contract of a file that disappears and comes back (SPEC 2.3 ``stat``, write intents).
+"""Contract of a file that disappears and comes back (``stat``, write intents).
 
 A tool host records a read that finds nothing as "seen absent" and then asks
 for ``CreateIfAbsent()``: the model may recreate a file deleted behind its

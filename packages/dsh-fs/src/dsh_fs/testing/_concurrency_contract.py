@@ -1,4 +1,4 @@
-"""Per-target serialization, atomic visibility and cancellation (SPEC 2.3 rules 1, 2, 5)."""
+"""Per-target serialization, atomic visibility, cancellation (``FileSystem`` rules 1, 2, 5)."""
 
 from __future__ import annotations
 

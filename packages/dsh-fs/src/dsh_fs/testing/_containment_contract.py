@@ -1,4 +1,4 @@
-"""Contract of workspace containment (SPEC 3.3), through the constructor parameters.
+"""Contract of workspace containment, through the constructor parameters.
 
 Every test builds its backend with ``scratch.backend(cwd, roots=…,
 read_only_roots=…, read_only=…)`` over this tree (``<root>`` is

@@ -24,8 +24,8 @@ class FileSystemContract(
     CancellationContract,
     ContainmentContract,
 ):
-    """Every rule of SPEC 2.3, every host-independent message of SPEC 3.1, and the
-    workspace containment of SPEC 3.3.
+    """Every rule of :class:`~dsh_fs.FileSystem`, every message a backend words
+    itself (not the host's), and workspace containment.
 
     Inherit it in a class whose name starts with ``Test`` and give it one
     fixture, ``scratch``, returning a fresh :class:`~dsh_fs.testing.Scratch`::

@@ -1,4 +1,4 @@
-"""Contract of ``edit_text`` (SPEC 2.3 rule 3, 3.1 edit messages, line endings, BOM)."""
+"""Contract of ``edit_text`` (guard before match, the edit messages, line endings, BOM)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Contract of ``list_dir`` (SPEC 2.3, 3.1 list messages)."""
+"""Contract of ``list_dir`` and its messages."""
 
 from __future__ import annotations
 

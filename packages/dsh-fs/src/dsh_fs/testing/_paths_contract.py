@@ -1,4 +1,4 @@
-"""Contract of ``resolve``, ``stat`` and ``lstat`` (SPEC 2.3, 3.1)."""
+"""Contract of ``resolve``, ``stat`` and ``lstat``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Contract of ``read_text`` and ``stream_text`` (SPEC 2.3, 3.1 read messages, BOM rule)."""
+"""Contract of ``read_text`` and ``stream_text`` (the read messages, the BOM rule)."""
 
 from __future__ import annotations
 

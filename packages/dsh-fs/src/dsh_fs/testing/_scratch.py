@@ -69,7 +69,7 @@ class Scratch(Protocol):
         """A new backend over the same tree; ``cwd`` and roots are absolute paths in the backend's
         namespace.
 
-        The parameters are the backend constructor's of SPEC 3.3 (``roots``
+        The parameters are a backend constructor's workspace options (``roots``
         defaults to ``cwd`` alone; ``None`` turns containment off); the
         containment contract builds every workspace it checks through it.
         """

@@ -1,4 +1,4 @@
-"""Contract of ``write_text`` (SPEC 2.3, 3.1 write messages, BOM rule)."""
+"""Contract of ``write_text`` (the write messages, the BOM rule)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ each entry point naming one ``ToolSpec`` (``dsh-tool-fs-search`` declares
 ``glob`` and ``grep`` that way); :func:`installed_tools` gives the built-in
 tools followed by the installed ones, or a chosen subset. The host runs the
 tools it is given, and the definitions, prompt sections, converters, CLI and
-MCP server are built from them (``docs/adding-a-tool.md``).
+MCP server are built from them (``docs/extending/adding-a-tool.md``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ``edit`` tool: literal replacement inside one existing text file.
 
-Seam calls (SPEC 5.5): ``resolve``, ``fs_edit_intent`` (no ``stat``),
+Seam calls, and nothing more: ``resolve``, ``fs_edit_intent`` (no ``stat``),
 ``edit_text``, ``fs_observed`` with the outcome's version.
 """
 

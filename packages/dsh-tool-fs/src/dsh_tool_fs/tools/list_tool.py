@@ -1,6 +1,6 @@
 """The ``list`` tool: the direct children of one directory, one page at a time.
 
-Seam calls (SPEC 5.5): ``resolve``, one ``list_dir(stat=False)``. No
+Seam calls, and nothing more: ``resolve``, one ``list_dir(stat=False)``. No
 ``stat`` and no ``fs_observed``: seeing a name is not reading a file.
 """
 

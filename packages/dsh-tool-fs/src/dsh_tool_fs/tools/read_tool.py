@@ -1,6 +1,6 @@
 """The ``read`` tool: a window of numbered lines of one UTF-8 text file.
 
-Seam calls (SPEC 5.5): ``resolve``, one ``stat``, then ``read_text`` — or
+Seam calls, and nothing more: ``resolve``, one ``stat``, then ``read_text`` — or
 ``stream_text`` for a file of at least ``read_stream_min_size`` bytes or of
 unknown size — and ``fs_observed`` with the ``stat`` version once the window
 is built; a ``stat`` that finds nothing emits ``fs_observed`` with ``None``

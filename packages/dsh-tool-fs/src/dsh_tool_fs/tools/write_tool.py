@@ -1,6 +1,6 @@
 """The ``write`` tool: create a text file or replace all of it.
 
-Seam calls (SPEC 5.5): ``resolve``, ``fs_write_intent`` (no ``stat``),
+Seam calls, and nothing more: ``resolve``, ``fs_write_intent`` (no ``stat``),
 ``write_text``, ``fs_observed`` with the outcome's version.
 """
 
