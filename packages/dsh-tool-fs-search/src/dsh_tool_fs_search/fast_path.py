@@ -53,7 +53,7 @@ def fast_path_for(fs: FileSystem) -> FastPath | None:
 
     The one there is: a Landlock-confined ``rg`` for a backend that can hold a
     directory open (the local backend), where the kernel has Landlock and the
-    ``native`` extra is installed (docs/native-search.md).
+    ``native`` extra is installed (docs/using/native-search.md).
     """
     from ._native import native_fast_path
 

@@ -124,7 +124,7 @@ def _time_key(candidate: Candidate) -> tuple[bool, int]:
 def order_candidates(files: Iterable[Candidate]) -> list[Candidate]:
     """Newest modification first (nanoseconds), ties in :func:`order_key` order.
 
-    The path order is computed only among files of equal times (docs/benchmarks.md:
+    The path order is computed only among files of equal times (docs/maintaining/benchmarks.md:
     for most files the time alone decides, and ``order_key`` was half a glob's CPU).
     """
     ordered: list[Candidate] = []
