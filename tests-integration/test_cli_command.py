@@ -382,3 +382,32 @@ def test_session_answers_each_line_before_reading_the_next(tmp_path: Path) -> No
             assert proc.wait(timeout=TIMEOUT) == 0
         finally:
             proc.kill()
+
+
+def test_one_call_imports_only_the_tool_it_calls(tmp_path: Path) -> None:
+    """``call read`` offers the search tools' names but never imports their modules:
+    a one-shot call pays for the tool it runs (start-up, bench S1)."""
+    (tmp_path / "a.txt").write_text("x\n")
+    argv = ["call", "read", '{"file_path": "a.txt"}', "--cwd", str(tmp_path)]
+    probe = (
+        "import sys; from dsh_tool_fs.cli import main; "
+        f"code = main({argv!r}); "
+        "print(sorted(m for m in sys.modules if m.startswith('dsh_tool_fs_search'))); "
+        "sys.exit(code)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, timeout=TIMEOUT, check=True
+    )
+    assert proc.stdout.decode().splitlines()[-1] == "[]"
+
+
+def test_call_still_refuses_an_unknown_name_in_tools(tmp_path: Path) -> None:
+    proc = dsh_fs("call", "read", '{"file_path": "a.txt"}', "--tools", "read,bash", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert b'--tools: unknown tool "bash"' in proc.stderr
+
+
+def test_call_of_a_tool_left_out_by_tools_is_unknown(tmp_path: Path) -> None:
+    proc = dsh_fs("call", "grep", '{"pattern": "x"}', "--tools", "read,glob", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == b'dsh-fs call: error: unknown tool "grep" (tools: read, glob)\n'

@@ -52,7 +52,7 @@ from .config import ToolFsConfig, ToolFsConfigError
 from .formats import FORMATS, tools_document
 from .host import Session, ToolFs, ToolResult
 from .names import escape_surrogates
-from .tools import TOOLS_GROUP, UnknownToolError
+from .tools import TOOLS_GROUP, UnknownToolError, installed_tool_names
 
 logger = logging.getLogger("dsh_tool_fs.cli")
 
@@ -464,6 +464,8 @@ def build_toolfs(args: argparse.Namespace) -> ToolFs:
     plugins = plugin_names(args, installed_names(PLUGINS_GROUP))
     config = parse_config(args.config)
     tools = None if args.tools is None else [name.strip() for name in args.tools.split(",")]
+    if args.command == "call":  # one call needs one tool: import no other tool's module
+        tools = called_tools(args.tool, tools)
     try:
         return ToolFs.from_entry_points(
             backend=args.backend,
@@ -481,6 +483,16 @@ def build_toolfs(args: argparse.Namespace) -> ToolFs:
         raise UsageError(str(exc)) from exc
     except ValueError as exc:  # a root the backend rejects, in its own namespace
         raise WorkspaceError(f'--backend "{args.backend}": {exc}') from exc
+
+
+def called_tools(tool: str, chosen: list[str] | None) -> list[str] | None:
+    """The tools ``call`` offers: only the one it calls, when that one is offered (no other
+    tool's module is imported); else the choice as given, which the host then refuses."""
+    installed = installed_tool_names()
+    if chosen is not None and not set(chosen) <= set(installed):
+        return chosen  # --tools names a tool that is not installed: a usage error
+    offered = installed if chosen is None else chosen
+    return [tool] if tool in offered else chosen
 
 
 def parse_config(items: Sequence[str]) -> ToolFsConfig:
@@ -538,7 +550,7 @@ def run_call(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> int
             raise UsageError("ARGS read from stdin is not valid UTF-8") from exc
     arguments = parse_call_arguments(raw)
     toolfs = build_toolfs(args)
-    known = [d.name for d in toolfs.definitions]
+    known = toolfs.tool_names
     if args.tool not in known:
         raise UsageError(f'unknown tool "{args.tool}" (tools: {_names(known)})')
     session = Session(cwd=workspace(args))

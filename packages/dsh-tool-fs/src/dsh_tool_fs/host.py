@@ -193,6 +193,11 @@ class ToolFs:
         return list(self._definitions)
 
     @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools this host offers, in order (no definition is built)."""
+        return list(self._tools)
+
+    @property
     def prompt_sections(self) -> list[PromptSection]:
         """The guidance sections, sorted by order."""
         return list(self._sections)

@@ -38,6 +38,7 @@ __all__ = [
     "WriteArgs",
     "build_definitions",
     "build_prompt_sections",
+    "installed_tool_names",
     "installed_tools",
 ]
 
@@ -54,31 +55,45 @@ class UnknownToolError(LookupError):
     """A tool chosen by name that is neither built in nor installed."""
 
 
+def installed_tool_names() -> list[str]:
+    """The names :func:`installed_tools` offers, in its order, without importing a tool."""
+    points = sorted(entry_points(group=TOOLS_GROUP), key=lambda ep: (ep.name, ep.value))
+    return [*(spec.name for spec in TOOLS), *(ep.name for ep in points)]
+
+
 def installed_tools(names: Iterable[str] | None = None) -> tuple[ToolSpec[Any, Any], ...]:
     """The built-in tools, then every :data:`TOOLS_GROUP` entry point's, in name order.
 
     ``names`` chooses a subset (shown in that same order, whatever order the
-    names come in); a name that is not there raises :class:`UnknownToolError`
-    ``unknown tool "<name>" (installed: <names>)``. An entry point must name
-    a :class:`~dsh_tool_fs.ToolSpec` whose ``name`` is the entry point's and
+    names come in), and only its entry points are imported; a name that is
+    not there raises :class:`UnknownToolError` ``unknown tool "<name>"
+    (installed: <names>)``. An entry point must name a
+    :class:`~dsh_tool_fs.ToolSpec` whose ``name`` is the entry point's and
     that no other tool has, else ``TypeError`` / ``ValueError`` names it.
     """
-    tools: dict[str, ToolSpec[Any, Any]] = {spec.name: spec for spec in TOOLS}
-    for ep in sorted(entry_points(group=TOOLS_GROUP), key=lambda ep: (ep.name, ep.value)):
-        if ep.name in tools:
+    builtin = {spec.name: spec for spec in TOOLS}
+    points = sorted(entry_points(group=TOOLS_GROUP), key=lambda ep: (ep.name, ep.value))
+    for ep in points:
+        if ep.name in builtin:
             raise ValueError(f'{TOOLS_GROUP} entry point "{ep.name}": that tool already exists')
-        spec = ep.load()
-        if not isinstance(spec, ToolSpec) or spec.name != ep.name:
-            raise TypeError(f'{TOOLS_GROUP} entry point "{ep.name}" is not a ToolSpec of that name')
-        tools[ep.name] = spec
-    if names is None:
-        return tuple(tools.values())
-    chosen = set()
-    for name in names:
-        if name not in tools:
-            raise UnknownToolError(f'unknown tool "{name}" (installed: {", ".join(tools)})')
-        chosen.add(name)
-    return tuple(spec for name, spec in tools.items() if name in chosen)
+    available = [*builtin, *(ep.name for ep in points)]
+    chosen = set(available)
+    if names is not None:
+        chosen = set()
+        for name in names:
+            if name not in available:
+                raise UnknownToolError(f'unknown tool "{name}" (installed: {", ".join(available)})')
+            chosen.add(name)
+    tools = [spec for name, spec in builtin.items() if name in chosen]
+    for ep in points:
+        if ep.name in chosen:
+            spec = ep.load()
+            if not isinstance(spec, ToolSpec) or spec.name != ep.name:
+                raise TypeError(
+                    f'{TOOLS_GROUP} entry point "{ep.name}" is not a ToolSpec of that name'
+                )
+            tools.append(spec)
+    return tuple(tools)
 
 
 def build_definitions(
