@@ -132,6 +132,7 @@ class ToolFs:
         roots: RootsOption = CWD_ROOT,
         read_only_roots: Iterable[str | os.PathLike[str]] = (),
         read_only: bool = False,
+        backend_options: Mapping[str, Any] | None = None,
     ) -> ToolFs:
         """Assemble the stack from installed distributions, by entry-point name.
 
@@ -141,10 +142,16 @@ class ToolFs:
         off); ``plugins`` name ``dsh_fs.plugins`` entry points. An unknown
         name raises :class:`dsh_fs.EntryPointNotFound`, a backend that does
         not take the workspace options :class:`dsh_fs.WorkspaceOptionsUnsupported`,
-        a root the backend rejects its ``ValueError``.
+        a root the backend rejects its ``ValueError``. ``backend_options`` are
+        further keywords of the backend's factory (``dsh_fs.load_backend``).
         """
         fs = load_backend(
-            backend, cwd=cwd, roots=roots, read_only_roots=read_only_roots, read_only=read_only
+            backend,
+            cwd=cwd,
+            roots=roots,
+            read_only_roots=read_only_roots,
+            read_only=read_only,
+            options=backend_options,
         )
         tool = cls(fs, config=config)
         for name in plugins:
