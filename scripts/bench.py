@@ -39,7 +39,8 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import anyio
 
@@ -110,7 +111,7 @@ def generate(root: str, wanted: set[str]) -> Data:
     if wanted & {"W1", "W2"}:
         d.big = os.path.join(root, "big.txt")
         write_file(d.big, lines_text(BIG_LINES, 1, non_ascii_every=100_000))
-    if "W3" in wanted:
+    if wanted & {"W3", "R3"}:
         d.medium = os.path.join(root, "medium.txt")
         write_file(d.medium, lines_text(10_000, 3, non_ascii_every=1000))
     if "W4" in wanted:
@@ -792,6 +793,108 @@ async def s2(row: Row, d: Data, runs: int) -> None:
     row.note = "time from spawning dsh-fs mcp to the tools/list answer (official mcp client)"
 
 
+# ---------------------------------------------------------------------------
+# Over SFTP (loopback sshd): the product on SftpFileSystem against asyncssh itself
+
+
+class SftpBench:
+    """A real ``sshd`` on 127.0.0.1 serving the data directory, and a raw asyncssh session.
+
+    The product is the stack a model would meet (``ToolFs`` + ``FsPolicy``) on an
+    ``SftpFileSystem``; the baseline does the same file operations directly with
+    asyncssh, in the same process and over the same loopback, with nothing else.
+    """
+
+    def __init__(self, root: str) -> None:
+        from dsh_fs_sftp.testing import SshServer, find_sshd
+
+        if find_sshd() is None:
+            raise ImportError("no sshd on this machine (apt-get install -y openssh-server)")
+        self.root = root
+        self.server = SshServer(Path(tempfile.mkdtemp(prefix="dsh-bench-sshd-")))
+
+    async def __aenter__(self) -> SftpBench:
+        import asyncssh
+        from dsh_fs_policy import FsPolicy
+        from dsh_tool_fs import Session, ToolFs
+
+        self.server.start()
+        self.backend = self.server.backend(self.root)
+        self.toolfs = ToolFs(self.backend, plugins=[FsPolicy()])
+        self.session = Session(cwd=self.root)
+        options = self.server.connect_options()
+        self.conn = await asyncssh.connect(
+            "127.0.0.1",
+            options["port"],
+            username=options["username"],
+            client_keys=[options["client_keys"]],
+            known_hosts=options["known_hosts"],
+        )
+        self.sftp = await self.conn.start_sftp_client()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.conn.close()
+        await self.backend.aclose()
+        self.server.stop()
+        shutil.rmtree(self.server.directory, ignore_errors=True)
+
+    async def call(self, tool: str, args: dict[str, Any], **expected: Any) -> Any:
+        return check(await self.toolfs.execute(tool, args, session=self.session), **expected)
+
+
+R3_CALLS = 20
+
+
+async def r3(row: Row, d: Data, runs: int) -> None:
+    async with SftpBench(d.root) as b:
+
+        async def product() -> None:
+            for _ in range(R3_CALLS):
+                await b.call("read", {"file_path": d.medium}, totalLines=10_000)
+
+        async def baseline() -> None:
+            for _ in range(R3_CALLS):
+                async with b.sftp.open(d.medium, "rb") as f:
+                    text = cast(bytes, await f.read()).decode("utf-8")
+                lines = text.splitlines()[:2000]
+                "\n".join([f"{n}: {line}" for n, line in enumerate(lines, 1)])
+
+        await measure(row, product, baseline, runs, calls=R3_CALLS)
+
+
+async def r7(row: Row, d: Data, runs: int) -> None:
+    async with SftpBench(d.root) as b:
+        small = os.path.join(d.root, "remote-small.txt")
+        raw = os.path.join(d.root, "remote-raw.txt")
+        write_file(small, W7_CONTENTS[1])
+        await b.call("read", {"file_path": small})  # then every write is a guarded update
+
+        async def product() -> None:
+            for i in range(W7_WRITES):
+                args = {"file_path": small, "content": W7_CONTENTS[i % 2]}
+                await b.call("write", args, operation="update")
+
+        async def baseline() -> None:
+            for i in range(W7_WRITES):
+                temporary = f"{raw}.{i}.tmp"
+                f = await b.sftp.open(temporary, "xb")
+                await f.write(W7_CONTENTS[i % 2].encode())
+                await f.fsync()
+                await f.close()
+                await b.sftp.posix_rename(temporary, raw)
+
+        await measure(row, product, baseline, runs)
+        row.note = (
+            "per write, round trips the baseline does not make: 1 walk (containment, "
+            "one batch of lstats), 2 for the cross-client lock (create it exclusively; its "
+            "token, its stat for the server's clock, the state under the lock and the old "
+            "file's open go in one batch), 1 reading the previous bytes (the temporary is "
+            "created in the same round trip); the version needs none (setstat and stat ride "
+            "with the fsync, the lock's release with the rename); the tool adds resolve's walk"
+        )
+
+
 WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[None]]]] = {
     "W1": ("read default window, 1M lines / 100 MB", "ms", 1.0, "≤ 1.0", w1),
     "W2": ("read offset 900001 limit 100, same file", "ms", 1.0, "≤ 1.0", w2),
@@ -803,6 +906,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "W8": ("read 10-line file, MemoryFileSystem", "µs", 2.0, "≤ 2.0", w8),
     "W9": ("64 concurrent cold reads of 1 MB files", "ms", 1 / 1.1, "≤ 0.91 (1.1×)", w9),
     "W10": ("W7 among 20,000 files", "ms", 1.25, "≤ 1.25", w10),
+    "R3": ("W3 over SFTP (loopback sshd), 1 MB", "µs", 1.3, "≤ 1.3", r3),
+    "R7": ("W7 over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", r7),
     "S1": ("start-up: one dsh-fs call read process", "ms", 2.0, "≤ 2.0", s1),
     "S2": ("start-up: dsh-fs mcp, spawn → tools/list", "ms", None, "≤ 400 ms", s2),
 }
@@ -817,6 +922,8 @@ BASELINE_NAMES = {
     "W8": "stat+read_text+window+text+value",
     "W9": "same 64 cold reads, sequential",
     "W10": "durable floor in that directory",
+    "R3": "asyncssh read+splitlines+format",
+    "R7": "asyncssh tmp+write+fsync+rename",
     "S1": f"python -c '{IMPORT_FLOOR}'",
     "S2": "python -c 'import mcp.server…'",
 }

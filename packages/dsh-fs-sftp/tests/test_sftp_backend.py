@@ -323,8 +323,7 @@ async def test_a_stale_lock_of_a_dead_client_is_broken_with_its_temporary(
 
 async def test_a_live_lock_is_waited_for(sftp_scratch: SftpScratch) -> None:
     sftp_scratch.put("f.txt", b"old\n")
-    lock = Path(sftp_scratch.path(".f.txt.dsh.lock"))
-    lock.write_bytes(b"another 1 live\n")
+    sftp_scratch.put(".f.txt.dsh.lock", b"another 1 live\n")
     fs = sftp_scratch.fs
     target = await fs.resolve("f.txt")
     done: list[float] = []
@@ -338,6 +337,6 @@ async def test_a_live_lock_is_waited_for(sftp_scratch: SftpScratch) -> None:
         await anyio.sleep(0.4)
         assert not done and sftp_scratch.get("f.txt") == b"old\n"
         released = time.monotonic()
-        lock.unlink()
+        sftp_scratch.remove(".f.txt.dsh.lock")
     assert done and done[0] >= released
     assert sftp_scratch.get("f.txt") == b"new\n"

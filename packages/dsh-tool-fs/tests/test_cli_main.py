@@ -51,7 +51,14 @@ def requests(*items: Any) -> bytes:
 
 
 MEMORY = ("--backend", "memory", "--cwd", "/w")
-DISTRIBUTIONS = ("dsh-fs", "dsh-fs-local", "dsh-fs-memory", "dsh-fs-policy", "dsh-tool-fs")
+DISTRIBUTIONS = (
+    "dsh-fs",
+    "dsh-fs-local",
+    "dsh-fs-memory",
+    "dsh-fs-policy",
+    "dsh-fs-sftp",
+    "dsh-tool-fs",
+)
 
 
 @pytest.mark.parametrize("command", ["tools", "call", "session", "mcp"])
@@ -108,6 +115,7 @@ def test_version_names_every_layer_backend_and_plugin_with_its_distribution(
         "  backend bucket: dsh-fs-bucket 1.4.2",
         f"  backend local: dsh-fs-local {ours['dsh-fs-local']}",
         f"  backend memory: dsh-fs-memory {ours['dsh-fs-memory']}",
+        f"  backend sftp: dsh-fs-sftp {ours['dsh-fs-sftp']}",
         "  plugin audit: dsh-fs-bucket 1.4.2",
         f"  plugin policy: dsh-fs-policy {ours['dsh-fs-policy']}",
         f"  with {libraries} on Python {platform.python_version()}",
