@@ -340,3 +340,14 @@ async def test_a_live_lock_is_waited_for(sftp_scratch: SftpScratch) -> None:
         sftp_scratch.remove(".f.txt.dsh.lock")
     assert done and done[0] >= released
     assert sftp_scratch.get("f.txt") == b"new\n"
+
+
+def test_the_test_servers_configuration_is_what_sshd_accepts(tmp_path: Path) -> None:
+    """``sshd -t`` (OpenSSH 9.2 dropped the privilege-separation-era options)."""
+    import subprocess
+
+    server = SshServer(tmp_path)
+    checked = subprocess.run(
+        [server.binary, "-t", "-f", str(server.config_path)], capture_output=True, text=True
+    )
+    assert (checked.returncode, checked.stderr) == (0, "")

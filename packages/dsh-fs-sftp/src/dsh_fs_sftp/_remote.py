@@ -249,6 +249,8 @@ class Remote:
                     raise lost(verb, display_path, self.address) from exc
             except asyncssh.SFTPError as exc:
                 raise sftp_failure(verb, display_path, exc) from exc
+            except (OSError, ValueError) as exc:  # asyncssh's own, e.g. a handle closed under it
+                raise io_error(verb, display_path, str(exc) or type(exc).__name__) from exc
         raise AssertionError("unreachable")
 
     # -- paths ---------------------------------------------------------------
@@ -496,25 +498,19 @@ class Remote:
         mode = None if attrs is None else (attrs.permissions or 0) & 0o7777
         temporary = _temporary_name(path)
         previous: bytes | None = None
-        if attrs is None:
-            if old is not None:
+        # The temporary file is created while the previous bytes are read.
+        creating = asyncio.ensure_future(_create(sftp, temporary, mode))
+        try:
+            if attrs is not None:
+                if old is None:  # it appeared after the walk
+                    old = await sftp.open(path, "rb")
+                previous = await _read_then_close(old, int(attrs.size or 0))
+            elif old is not None:
                 await finish(close_quietly(old))
-            handle = await _create(sftp, temporary, mode)
-        else:
-            if old is None:  # it appeared after the walk
-                old = await sftp.open(path, "rb")
-            read, created = await asyncio.gather(
-                _read_then_close(old, int(attrs.size or 0)),
-                _create(sftp, temporary, mode),
-                return_exceptions=True,
-            )
-            if isinstance(created, BaseException):
-                raise created
-            handle = created
-            if isinstance(read, BaseException):
-                await finish(_discard(sftp, handle, temporary))
-                raise read
-            previous = read
+            handle = await creating
+        except BaseException:
+            await finish(_abandon(sftp, creating, temporary))
+            raise
         try:
             data = plan(previous)
             mtime = held.server_time
@@ -533,6 +529,18 @@ class Remote:
         release = self.locks.release_request(sftp, held)
         version = await run_to_end(_commit(sftp, handle, temporary, path, written, release))
         return version, previous
+
+
+async def _abandon(
+    sftp: asyncssh.SFTPClient, creating: asyncio.Future[asyncssh.SFTPClientFile], temporary: str
+) -> None:
+    """Make sure the temporary file ``creating`` makes does not stay: cancel the creation
+    (which then undoes itself) or remove what it created."""
+    if not creating.done():
+        creating.cancel()
+        await asyncio.wait([creating])
+    if not creating.cancelled() and creating.exception() is None:
+        await _discard(sftp, creating.result(), temporary)
 
 
 def _temporary_name(path: str) -> str:
