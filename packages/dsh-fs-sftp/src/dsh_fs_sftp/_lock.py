@@ -120,6 +120,7 @@ class FileLocks:
         wait = _FIRST_WAIT
         seen: tuple[object, ...] | None = None
         seen_at = 0.0
+        vanished = 0
         while True:
             try:
                 lock = await undone_if_cancelled(
@@ -129,7 +130,11 @@ class FileLocks:
             except (asyncssh.SFTPFailure, asyncssh.SFTPFileAlreadyExists):
                 attrs = await lstat_or_none(sftp, path)
                 if attrs is None:
+                    vanished += 1
+                    if vanished > 3:  # not "it exists": the server cannot create it at all
+                        raise
                     continue  # released meanwhile
+                vanished = 0
                 state = (attrs.size, attrs.mtime, attrs.uid, attrs.permissions)
                 now = time.monotonic()
                 if state != seen:

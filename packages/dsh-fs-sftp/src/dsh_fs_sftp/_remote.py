@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import asyncssh
 from dsh_fs import EntryType, FsDirEntry, FsError, FsErrorCode, FsInfo, FsPathInfo, FsTarget
 from dsh_fs.preconditions import not_directory, not_found, not_regular, parent_not_directory
-from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outside_workspace
+from dsh_fs.workspace import RootsOption, Workspace, is_beneath, outside_workspace
 
 from ._lock import FileLocks, Held, temporary_prefix
 from ._loop import finish, run_to_end, undone_if_cancelled
@@ -36,8 +36,6 @@ from ._walk import (
 )
 
 T = TypeVar("T")
-
-REQUIRED_EXTENSIONS = ("posix-rename@openssh.com", "fsync@openssh.com")
 
 LOST = (
     asyncssh.SFTPConnectionLost,
@@ -56,7 +54,7 @@ def version_of(attrs: asyncssh.SFTPAttrs) -> str:
 
     SFTP (version 3, what OpenSSH speaks) gives whole seconds and no inode;
     every write through this backend moves the mtime forward by at least one
-    second (see :meth:`Remote.replace`), so no two states it writes share a
+    second (see :meth:`Remote._rewrite`), so no two states it writes share a
     version.
     """
     return f"{attrs.size}:{attrs.mtime}:{attrs.permissions or 0:o}:{attrs.uid}:{attrs.gid}"
@@ -139,6 +137,10 @@ class Remote:
                     await self._check_workspace(sftp)
                     self._checked = True
                 await self.locks.clean_orphans(sftp)
+            except (asyncssh.Error, OSError) as exc:
+                conn.close()
+                reason = getattr(exc, "reason", "") or str(exc) or type(exc).__name__
+                raise ConnectFailure(f"the SFTP session failed: {reason}") from exc
             except BaseException:
                 conn.close()
                 raise
@@ -653,4 +655,4 @@ def sftp_failure(verb: str, display_path: str, exc: asyncssh.SFTPError) -> FsErr
     return io_error(verb, display_path, exc.reason or type(exc).__name__)
 
 
-__all__ = ["CWD_ROOT", "Address", "ConnectFailure", "Remote"]
+__all__ = ["Address", "ConnectFailure", "Remote", "State"]
