@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -30,6 +31,11 @@ from anyio import to_thread
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+logger = logging.getLogger("dsh_fs_sftp")
+
+UNDO_WAIT = 60.0
+"""Seconds a cancelled caller waits for its call to undo (or finish) its work."""
 
 
 def _same(value: Any) -> Any:
@@ -111,8 +117,14 @@ class SshLoop:
             return await to_thread.run_sync(wait, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             call.cancel()
-            with anyio.CancelScope(shield=True):
-                done = await to_thread.run_sync(_wait, call.outcome)
+            # Wait (shielded) for the undo or the commit to land; bounded, so that a
+            # server that stopped answering cannot hold a cancelled caller forever.
+            with anyio.move_on_after(UNDO_WAIT, shield=True):
+                await to_thread.run_sync(_wait, call.outcome)
+            done = call.outcome
+            if not done.done():
+                logger.warning("an SFTP call did not end %s s after its cancellation", UNDO_WAIT)
+                raise
             if done.cancelled() or done.exception() is not None:
                 raise  # undone: the caller's cancellation stands
             # Committed before the cancellation reached it: the work is done.
@@ -127,9 +139,8 @@ class SshLoop:
             raise RuntimeError("the SSH loop cancelled the call") from None
 
 
-def _wait(future: concurrent.futures.Future[T]) -> concurrent.futures.Future[T]:
-    concurrent.futures.wait([future])
-    return future
+def _wait(future: concurrent.futures.Future[T]) -> None:
+    concurrent.futures.wait([future], timeout=UNDO_WAIT)
 
 
 async def finish(aw: Awaitable[T]) -> T:

@@ -92,7 +92,11 @@ class SftpFileSystem(FileSystem):
         if "\0" in cwd:
             raise ValueError("cwd contains a NUL byte")
         self._cwd = posixpath.normpath(cwd)
-        options = dict(connect_options or {})
+        # A server that vanishes without closing the TCP connection (a sandbox
+        # torn down, a network partition) is found out within ~45 s, not TCP's
+        # many minutes: its pending calls then fail FS_IO_ERROR.
+        options: dict[str, Any] = {"keepalive_interval": 15, "keepalive_count_max": 3}
+        options.update(connect_options or {})
         options["known_hosts"] = known_hosts
         if client_keys is not None:
             options["client_keys"] = (
