@@ -173,3 +173,64 @@ def test_a_session_survives_its_server_restarting(
     assert (remote / "a.txt").read_text() == "three\n"
     session.close()
     assert hidden(remote) == []
+
+
+def dsh_fs(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DSH_FS, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_the_command_runs_a_tool_on_the_remote_workspace(sshd: SshServer, remote: Path) -> None:
+    (remote / "a.txt").write_text("remote\n")
+    done = dsh_fs(
+        "call",
+        "read",
+        '{"file_path": "a.txt"}',
+        "--backend",
+        "sftp",
+        "--cwd",
+        f"{sshd.url}{remote}",
+        "--ssh-key",
+        str(sshd.client_key_path),
+        "--backend-option",
+        f"known_hosts={json.dumps(str(sshd.known_hosts_path))}",
+        "--backend-option",
+        "connect_timeout=5",
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert f"<path>{remote}/a.txt</path>" in done.stdout and "1: remote" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("cwd", "line"),
+    [
+        (
+            "sftp://nobody@127.0.0.1:1/srv",
+            'dsh-fs: --cwd "sftp://nobody@127.0.0.1:1/srv": cannot connect to '
+            "sftp://nobody@127.0.0.1:1: connection refused",
+        ),
+        (
+            "ftp://host/srv",
+            'dsh-fs: --backend "sftp": "ftp://host/srv" is not an sftp:// URL '
+            "(sftp://[user@]host[:port]/absolute/path)",
+        ),
+    ],
+)
+def test_an_unreachable_server_or_a_bad_url_is_a_start_up_error(cwd: str, line: str) -> None:
+    done = dsh_fs("session", "--backend", "sftp", "--cwd", cwd)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n")
+
+
+def test_an_option_the_backend_does_not_take_is_bad_usage(sshd: SshServer, remote: Path) -> None:
+    done = dsh_fs(
+        "call", "list", "{}", "--backend", "sftp", "--cwd", f"{sshd.url}{remote}",
+        "--backend-option", "colour=blue",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.startswith('dsh-fs call: error: --backend "sftp": ')
+    assert "colour" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_mcp_help_shows_an_sftp_example() -> None:
+    done = dsh_fs("mcp", "--help")
+    assert done.returncode == 0
+    assert "--backend sftp --cwd sftp://" in done.stdout
