@@ -32,7 +32,8 @@ def _list_failure(reach: Reach, key: str, display_path: str, exc: OSError) -> Fs
 def _symlink_child(
     reach: Reach, child_key: str, with_stat: bool
 ) -> tuple[str, EntryType, str | None, int | None, int | None]:
-    """Key, type, version, size and modification time of a symlink child, followed beneath the workspace.
+    """Key, type, version, size and modification time of a symlink child, followed beneath
+    the workspace.
 
     A link that leaves the workspace (or is a magic link) is ``other``, keeps
     its unresolved key and is never statted through; a broken one is

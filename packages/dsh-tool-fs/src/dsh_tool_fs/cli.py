@@ -32,7 +32,7 @@ import os
 import platform
 import re
 import sys
-from collections.abc import AsyncIterable, Sequence
+from collections.abc import AsyncIterable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -43,6 +43,7 @@ from dsh_fs import (
     BACKENDS_GROUP,
     PLUGINS_GROUP,
     EntryPointNotFound,
+    FileSystem,
     FsError,
     WorkspaceOptionsUnsupported,
     installed_names,
@@ -407,7 +408,7 @@ def workspace(args: argparse.Namespace) -> str | None:
     """
     if args.cwd is None:
         return None
-    return os.path.abspath(args.cwd) if args.backend == HOST_BACKEND else args.cwd
+    return os.path.abspath(args.cwd) if args.backend == HOST_BACKEND else str(args.cwd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,7 +443,7 @@ def workspace_options(args: argparse.Namespace) -> WorkspaceOptions:
         return WorkspaceOptions(roots=None, read_only=args.read_only)
     # Another backend's directories are in its own namespace: a relative one
     # resolves against its cwd, there.
-    here = os.path.abspath if args.backend == HOST_BACKEND else str
+    here: Callable[[str], str] = os.path.abspath if args.backend == HOST_BACKEND else str
     allowed = tuple(map(here, args.allow))
     return WorkspaceOptions(
         roots=(".", *allowed) if allowed else CWD_ROOT,
@@ -479,7 +480,11 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def start_backend(toolfs: ToolFs, args: argparse.Namespace) -> None:
     """Reach the backend's storage before the first call (a remote backend connects): a
-    server that cannot be reached is a start-up error, one line, exit 2."""
+    server that cannot be reached is a start-up error, one line, exit 2. A backend
+    without a ``connect`` of its own (the local one) has nothing to reach: no event
+    loop is started for it."""
+    if type(toolfs.fs).connect is FileSystem.connect:
+        return
     try:
         anyio.run(toolfs.fs.connect)
     except FsError as exc:
