@@ -12,6 +12,11 @@ lock whose attributes stayed the same for ``stale_after`` seconds; a holder
 whose section runs long touches its lock every ``stale_after / 3`` seconds,
 so a live lock is never stale. A backend that lost its connection while it
 held a lock removes it (if it still carries its token) when it reconnects.
+
+Breaking is check-then-remove, not atomic: two waiters that find the same
+stale lock at the same moment could, within one round trip, remove a fresh
+lock a third client took in between. That needs a holder that stopped for
+the whole ``stale_after`` first; the window is one request wide.
 """
 
 from __future__ import annotations
