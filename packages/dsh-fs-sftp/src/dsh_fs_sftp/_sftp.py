@@ -315,12 +315,13 @@ def display_path_of(path: str, cwd: str) -> str:
 
 def parse_url(url: str) -> tuple[str, int, str | None, str]:
     """``(host, port, username, path)`` of ``sftp://[user@]host[:port]/abs/path``."""
-    problem = f'"{url}" is not an sftp:// URL (sftp://[user@]host[:port]/absolute/path)'
     parts = urlsplit(url)
+    if parts.password is not None:  # never repeated: the message would print it
+        shown = url.replace(f":{parts.password}@", ":***@", 1)
+        raise ValueError(f'"{shown}" is not an sftp:// URL: a password does not belong in it')
+    problem = f'"{url}" is not an sftp:// URL (sftp://[user@]host[:port]/absolute/path)'
     if parts.scheme != "sftp" or not parts.hostname or parts.query or parts.fragment:
         raise ValueError(problem)
-    if parts.password is not None:
-        raise ValueError(f"{problem}: a password does not belong in the URL, use a key")
     try:
         port = parts.port or DEFAULT_PORT
     except ValueError:
