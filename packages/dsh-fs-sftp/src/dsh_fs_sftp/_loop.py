@@ -21,9 +21,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import math
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -101,7 +103,12 @@ class SshLoop:
         """Run ``coro`` on the SSH loop; return ``then(result)`` to the calling anyio task.
 
         ``then`` runs in the worker thread that waited (decoding a large text
-        there keeps it off both event loops).
+        there keeps it off both event loops). The caller's cancellation never
+        interrupts the wait — anyio delivers it at the caller's next
+        checkpoint, as for any worker-thread call that is not abandoned —
+        but it is forwarded to the coroutine, which undoes its work (the
+        caller then raises its cancellation) or, past its commit, finishes
+        (the caller returns its result).
         """
         try:
             await anyio.lowlevel.checkpoint_if_cancelled()
@@ -109,26 +116,22 @@ class SshLoop:
             coro.close()
             raise
         call = _Call(self.loop, coro)
-
-        def wait() -> R:
-            return then(call.outcome.result())
-
-        try:
-            return await to_thread.run_sync(wait, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            call.cancel()
-            # Wait (shielded) for the undo or the commit to land; bounded, so that a
-            # server that stopped answering cannot hold a cancelled caller forever.
-            with anyio.move_on_after(UNDO_WAIT, shield=True):
-                await to_thread.run_sync(_wait, call.outcome)
-            done = call.outcome
-            if not done.done():
+        give_up = math.inf
+        while True:
+            with anyio.CancelScope(shield=True):  # to_thread checkpoints first
+                done, value = await to_thread.run_sync(_wait_briefly, call.outcome, then)
+            if done:
+                break
+            if give_up == math.inf and _cancel_requested():
+                call.cancel()
+                give_up = time.monotonic() + UNDO_WAIT
+            elif time.monotonic() > give_up:
                 logger.warning("an SFTP call did not end %s s after its cancellation", UNDO_WAIT)
-                raise
-            if done.cancelled() or done.exception() is not None:
-                raise  # undone: the caller's cancellation stands
-            # Committed before the cancellation reached it: the work is done.
-            return then(done.result())
+                break
+        if value is _UNDONE or not done:
+            await anyio.lowlevel.checkpoint()  # raises the cancellation that undid it
+            raise RuntimeError("the SSH loop cancelled a call nobody cancelled")
+        return cast(R, value)
 
     def run_blocking(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the SSH loop from a worker thread and wait for its result."""
@@ -139,8 +142,30 @@ class SshLoop:
             raise RuntimeError("the SSH loop cancelled the call") from None
 
 
-def _wait(future: concurrent.futures.Future[T]) -> None:
-    concurrent.futures.wait([future], timeout=UNDO_WAIT)
+_UNDONE = object()
+"""What :func:`_wait_briefly` gives for a call that ended cancelled (its work undone)."""
+_POLL = 0.05
+"""Seconds between two looks at the caller's cancellation while a call runs."""
+
+
+def _wait_briefly(
+    future: concurrent.futures.Future[T], then: Callable[[T], R]
+) -> tuple[bool, R | object]:
+    """``(True, then(result))`` once ``future`` is done (its exception raised), ``(True,
+    _UNDONE)`` when it ended cancelled, ``(False, None)`` if still running after a moment."""
+    try:
+        result = future.result(timeout=_POLL)
+    except concurrent.futures.TimeoutError:
+        return False, None
+    except _Cancelled:
+        return True, _UNDONE
+    return True, then(result)
+
+
+def _cancel_requested() -> bool:
+    """Whether the calling task's cancel scope is cancelled (or past its deadline)."""
+    deadline = anyio.current_effective_deadline()
+    return deadline == -math.inf or deadline <= anyio.current_time()
 
 
 async def finish(aw: Awaitable[T]) -> T:
