@@ -8,12 +8,13 @@ built in one ``anyio.run`` keeps its connection into the next.
 
 One primitive is one coroutine on that loop. The caller waits for it in a
 worker thread (``anyio.to_thread``), so the bridge is the same under asyncio
-and trio. When the caller is cancelled, the coroutine is cancelled too, and
-the caller waits (shielded) for it to end: a coroutine that was cancelled
-before its commit has undone its work and the caller raises its
-cancellation; one that had reached its commit finishes, and the caller
-returns its result (the cancellation is then delivered at the caller's next
-checkpoint). So a cancelled mutation is all or nothing, as the contract asks.
+and trio. That wait is never interrupted; when the caller's scope is
+cancelled, the cancellation is forwarded to the coroutine instead: one that
+was cancelled before its commit has undone its work and the caller raises
+its cancellation (anyio delivers it); one that had reached its commit
+finishes, and the caller returns its result (the cancellation is delivered
+at its next checkpoint). So a cancelled mutation is all or nothing, as the
+contract asks, and no cancellation is ever swallowed.
 """
 
 from __future__ import annotations
