@@ -41,7 +41,8 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import anyio
 
@@ -114,7 +115,7 @@ def generate(root: str, wanted: set[str]) -> Data:
     if wanted & {"W1", "W2"}:
         d.big = os.path.join(root, "big.txt")
         write_file(d.big, lines_text(BIG_LINES, 1, non_ascii_every=100_000))
-    if "W3" in wanted:
+    if wanted & {"W3", "F3"}:
         d.medium = os.path.join(root, "medium.txt")
         write_file(d.medium, lines_text(10_000, 3, non_ascii_every=1000))
     if "W4" in wanted:
@@ -1039,6 +1040,108 @@ async def g2(row: Row, d: Data, runs: int) -> None:
     row.note = f"{len(baseline_walk(d.source_tree))} files walked, every text file read"
 
 
+# ---------------------------------------------------------------------------
+# Over SFTP (loopback sshd): the product on SftpFileSystem against asyncssh itself
+
+
+class SftpBench:
+    """A real ``sshd`` on 127.0.0.1 serving the data directory, and a raw asyncssh session.
+
+    The product is the stack a model would meet (``ToolFs`` + ``FsPolicy``) on an
+    ``SftpFileSystem``; the baseline does the same file operations directly with
+    asyncssh, in the same process and over the same loopback, with nothing else.
+    """
+
+    def __init__(self, root: str) -> None:
+        from dsh_fs_sftp.testing import SshServer, find_sshd
+
+        if find_sshd() is None:
+            raise ImportError("no sshd on this machine (apt-get install -y openssh-server)")
+        self.root = root
+        self.server = SshServer(Path(tempfile.mkdtemp(prefix="dsh-bench-sshd-")))
+
+    async def __aenter__(self) -> SftpBench:
+        import asyncssh
+        from dsh_fs_policy import FsPolicy
+        from dsh_tool_fs import Session, ToolFs
+
+        self.server.start()
+        self.backend = self.server.backend(self.root)
+        self.toolfs = ToolFs(self.backend, plugins=[FsPolicy()])
+        self.session = Session(cwd=self.root)
+        options = self.server.connect_options()
+        self.conn = await asyncssh.connect(
+            "127.0.0.1",
+            options["port"],
+            username=options["username"],
+            client_keys=[options["client_keys"]],
+            known_hosts=options["known_hosts"],
+        )
+        self.sftp = await self.conn.start_sftp_client()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.conn.close()
+        await self.backend.aclose()
+        self.server.stop()
+        shutil.rmtree(self.server.directory, ignore_errors=True)
+
+    async def call(self, tool: str, args: dict[str, Any], **expected: Any) -> Any:
+        return check(await self.toolfs.execute(tool, args, session=self.session), **expected)
+
+
+F3_CALLS = 20
+
+
+async def f3(row: Row, d: Data, runs: int) -> None:
+    async with SftpBench(d.root) as b:
+
+        async def product() -> None:
+            for _ in range(F3_CALLS):
+                await b.call("read", {"file_path": d.medium}, totalLines=10_000)
+
+        async def baseline() -> None:
+            for _ in range(F3_CALLS):
+                async with b.sftp.open(d.medium, "rb") as f:
+                    text = cast(bytes, await f.read()).decode("utf-8")
+                lines = text.splitlines()[:2000]
+                "\n".join([f"{n}: {line}" for n, line in enumerate(lines, 1)])
+
+        await measure(row, product, baseline, runs, calls=F3_CALLS)
+
+
+async def f7(row: Row, d: Data, runs: int) -> None:
+    async with SftpBench(d.root) as b:
+        small = os.path.join(d.root, "remote-small.txt")
+        raw = os.path.join(d.root, "remote-raw.txt")
+        write_file(small, W7_CONTENTS[1])
+        await b.call("read", {"file_path": small})  # then every write is a guarded update
+
+        async def product() -> None:
+            for i in range(W7_WRITES):
+                args = {"file_path": small, "content": W7_CONTENTS[i % 2]}
+                await b.call("write", args, operation="update")
+
+        async def baseline() -> None:
+            for i in range(W7_WRITES):
+                temporary = f"{raw}.{i}.tmp"
+                f = await b.sftp.open(temporary, "xb")
+                await f.write(W7_CONTENTS[i % 2].encode())
+                await f.fsync()
+                await f.close()
+                await b.sftp.posix_rename(temporary, raw)
+
+        await measure(row, product, baseline, runs)
+        row.note = (
+            "per write, round trips the baseline does not make: 1 walk (containment, "
+            "one batch of lstats), 2 for the cross-client lock (create it exclusively; its "
+            "token, its stat for the server's clock, the state under the lock and the old "
+            "file's open go in one batch), 1 reading the previous bytes (the temporary is "
+            "created in the same round trip); the version needs none (setstat and stat ride "
+            "with the fsync, the lock's release with the rename); the tool adds resolve's walk"
+        )
+
+
 WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[None]]]] = {
     "W1": ("read default window, 1M lines / 100 MB", "ms", 1.0, "≤ 1.0", w1),
     "W2": ("read offset 900001 limit 100, same file", "ms", 1.0, "≤ 1.0", w2),
@@ -1052,6 +1155,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "W10": ("W7 among 20,000 files", "ms", 1.25, "≤ 1.25", w10),
     "G1": ("glob '**/*.py', seam path, site-packages copy", "ms", None, "—", g1),
     "G2": ("grep a literal, seam path, same tree", "ms", None, "—", g2),
+    "F3": ("W3 over SFTP (loopback sshd), 1 MB", "µs", 1.3, "≤ 1.3", f3),
+    "F7": ("W7 over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", f7),
     "S1": ("start-up: one dsh-fs call read process", "ms", 2.0, "≤ 2.0", s1),
     "S2": ("start-up: dsh-fs mcp, spawn → tools/list", "ms", 1.15, "≤ 1.15", s2),
     "R0": ("confined rg (sandbox), empty directory", "ms", None, "info", r0),
@@ -1072,6 +1177,8 @@ BASELINE_NAMES = {
     "W10": "durable floor in that directory",
     "G1": "scandir walk + name match + mtime sort",
     "G2": "scandir walk + read + strict decode + count",
+    "F3": "asyncssh read+splitlines+format",
+    "F7": "asyncssh tmp+write+fsync+rename",
     "S1": f"python -c '{IMPORT_FLOOR}'",
     "S2": "python -c 'import mcp.server…'",
     "R0": "plain rg process (subprocess)",

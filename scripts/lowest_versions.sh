@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prove the declared lower bounds: run the tests against exactly the lowest
-# versions the six pyproject files allow (uv --resolution lowest-direct).
+# versions the pyproject files allow (uv --resolution lowest-direct).
 #
 #   bash scripts/lowest_versions.sh            # both runs below
 #   bash scripts/lowest_versions.sh core       # or just one of them
@@ -11,6 +11,8 @@
 # subset and the MCP server test (it needs the extra).
 # "mcp": dsh-tool-fs[mcp] at its floor (mcp 2.3 raises anyio and pydantic
 # itself); the dsh-tool-fs tests and the MCP server test.
+# "sftp": dsh-fs-sftp with asyncssh at its floor; its tests (the kit against a
+# real sshd) and the SFTP integration tests.
 #
 # Each run prints the versions it resolved, then pytest's summary. Both
 # anyio backends run (trio is a test dependency, at its own floor too).
@@ -18,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ $# -eq 0 ]; then set -- core mcp; fi
+if [ $# -eq 0 ]; then set -- core mcp sftp; fi
 uv=(python3 -m uv)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -55,8 +57,13 @@ for run in "$@"; do
              tests-integration/test_containment_surfaces.py
              packages/dsh-tool-fs-search/tests/test_definitions.py)
       ;;
+    sftp)
+      tool_fs="packages/dsh-tool-fs"
+      extra=(-e packages/dsh-fs-sftp)
+      tests=(packages/dsh-fs-sftp/tests tests-integration/test_sftp_network.py)
+      ;;
     *)
-      echo "unknown run: $run (core or mcp)" >&2
+      echo "unknown run: $run (core, mcp or sftp)" >&2
       exit 2
       ;;
   esac
@@ -66,7 +73,7 @@ for run in "$@"; do
     "$trio" "$hypothesis" "$sybil" "${extra[@]}"
   echo "== lowest versions, run '$run':"
   "${uv[@]}" pip freeze -q --python "$venv/bin/python" \
-    | grep -iE '^(anyio|pluggy|pydantic|pydantic-core|mcp|pytest|trio|hypothesis|sybil|anthropic|openai|pathspec|google-re2)==' \
+    | grep -iE '^(anyio|pluggy|pydantic|pydantic-core|mcp|pytest|trio|hypothesis|sybil|anthropic|openai|pathspec|google-re2|asyncssh)==' \
     | tr '\n' ' '
   echo
   "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"

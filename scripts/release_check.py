@@ -1,4 +1,4 @@
-"""The release check: are the six distributions ready to upload, each on its own?
+"""The release check: are the distributions ready to upload, each on its own?
 
     python3 scripts/release_check.py
 
@@ -7,7 +7,7 @@ Python >= 3.11 with uv importable (``python3 -m pip install uv``; hatch
 brings it) and the package index for third-party dependencies. In order:
 
 1. builds an sdist and a wheel of every distribution into ``dist/``
-   (emptied first) and runs ``twine check --strict`` on all ten;
+   (emptied first) and runs ``twine check --strict`` on all of them;
 2. reads every artifact's metadata: the release version, no direct
    reference in any ``Requires-Dist`` (`` @ ``), the MIT license expression,
    the LICENSE file inside, ``py.typed`` in every wheel, and a long
@@ -22,10 +22,11 @@ brings it) and the package index for third-party dependencies. In order:
    must pull exactly the expected set of ours, every one of them the very
    wheel in ``dist/`` (RECORD hashes), import, and declare its entry point;
 5. runs the conformance kit of the installed ``dsh-fs[testing]`` against the
-   installed ``dsh-fs-local`` and ``dsh-fs-memory`` on asyncio and trio:
-   the two conformance test modules (and the local backend's scratch
-   fixture) are copied to a temporary directory and run there, so nothing is
-   imported from the source tree;
+   installed ``dsh-fs-local``, ``dsh-fs-memory`` and ``dsh-fs-sftp`` on
+   asyncio and trio: the conformance test modules (and their scratch
+   fixtures) are copied to a temporary directory and run there, so nothing is
+   imported from the source tree. The SFTP backend's kit runs against a real
+   ``sshd`` started by the installed ``dsh_fs_sftp.testing``;
 6. installs ``dsh-tool-fs-search[testing]`` with the two backends and
    ``dsh-tool-fs[mcp]``: an MCP client of the installed ``dsh-fs mcp`` must
    see the six tools, and the search contract (copied the same way) must pass
@@ -61,6 +62,7 @@ STACK: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {
     "dsh-fs-local": ("dsh_fs_local", {"dsh-fs", "dsh-fs-local"}, ("dsh_fs.backends", "local")),
     "dsh-fs-memory": ("dsh_fs_memory", {"dsh-fs", "dsh-fs-memory"}, ("dsh_fs.backends", "memory")),
     "dsh-fs-policy": ("dsh_fs_policy", {"dsh-fs", "dsh-fs-policy"}, ("dsh_fs.plugins", "policy")),
+    "dsh-fs-sftp": ("dsh_fs_sftp", {"dsh-fs", "dsh-fs-sftp"}, ("dsh_fs.backends", "sftp")),
     "dsh-tool-fs": ("dsh_tool_fs", {"dsh-fs", "dsh-tool-fs"}, ("console_scripts", "dsh-fs")),
     "dsh-tool-fs-search": (
         "dsh_tool_fs_search",
@@ -93,11 +95,11 @@ KIT_CONFTEST = """
 import sysconfig
 from pathlib import Path
 
-import dsh_fs, dsh_fs_local, dsh_fs_memory
+import dsh_fs, dsh_fs_local, dsh_fs_memory, dsh_fs_sftp
 import pytest
 
 SITE = Path(sysconfig.get_paths()["purelib"]).resolve()
-for module in (dsh_fs, dsh_fs_local, dsh_fs_memory):
+for module in (dsh_fs, dsh_fs_local, dsh_fs_memory, dsh_fs_sftp):
     assert Path(module.__file__).resolve().is_relative_to(SITE), module.__file__
 
 
@@ -388,6 +390,7 @@ def check_kit_on_installed_backends(uv_cmd: list[str], version: str, scratch: Pa
             f"dsh-fs[testing]=={version}",
             f"dsh-fs-local=={version}",
             f"dsh-fs-memory=={version}",
+            f"dsh-fs-sftp[testing]=={version}",
             "trio",
         ],
     )
@@ -396,13 +399,17 @@ def check_kit_on_installed_backends(uv_cmd: list[str], version: str, scratch: Pa
     suite = scratch / "kit"
     (suite / "local").mkdir(parents=True)
     (suite / "memory").mkdir()
+    (suite / "sftp").mkdir()
     (suite / "conftest.py").write_text(KIT_CONFTEST, encoding="utf-8")
     local_tests = REPO / "packages" / "dsh-fs-local" / "tests"
     shutil.copy(local_tests / "test_local_conformance.py", suite / "local")
     memory_tests = REPO / "packages" / "dsh-fs-memory" / "tests"
     shutil.copy(memory_tests / "test_memory_conformance.py", suite / "memory")
+    sftp_tests = REPO / "packages" / "dsh-fs-sftp" / "tests"
+    shutil.copy(sftp_tests / "conftest.py", suite / "sftp" / "conftest.py")
+    shutil.copy(sftp_tests / "test_sftp_conformance.py", suite / "sftp")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
-    # The two backends' suites run side by side (two cores halve the wait).
+    # The backends' suites run side by side (two cores halve the wait).
     pytest = [
         str(python),
         "-m",
@@ -421,7 +428,7 @@ def check_kit_on_installed_backends(uv_cmd: list[str], version: str, scratch: Pa
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for part in ("local", "memory")
+        for part in ("local", "memory", "sftp")
     }
     summaries = []
     for part, proc in runs.items():
@@ -529,7 +536,7 @@ def main() -> int:
             check_sdists_build_alone(uv_cmd, version, scratch)
             step("each distribution alone in a fresh environment, ours only from dist/")
             check_each_layer_alone(uv_cmd, version, scratch)
-            step("conformance kit against the installed dsh-fs-local and dsh-fs-memory")
+            step("conformance kit against the installed dsh-fs-local, -memory and -sftp")
             log(f"   {check_kit_on_installed_backends(uv_cmd, version, scratch)}")
             step("the search tools on an installed stack: dsh-fs mcp and the search contract")
             log(f"   {check_search_on_installed_stack(uv_cmd, version, scratch)}")

@@ -160,15 +160,15 @@ def test_call_list_prints_the_model_projection_and_exits_0(tmp_path: Path) -> No
     )
 
 
-def test_the_readme_main_job_lists_the_six_packages() -> None:
+def test_the_readme_main_job_lists_the_packages() -> None:
     """README "Quick start": the list tool on this repository's packages/ directory."""
     root = Path(__file__).resolve().parent.parent
     proc = dsh_fs("call", "list", "-", cwd=root, stdin=b'{"path": "packages"}')
     assert proc.returncode == 0, proc.stderr
     assert out(proc) == (
         f"<path>{root}/packages</path>\n<type>directory</type>\n<content>\n"
-        "dsh-fs/\ndsh-fs-local/\ndsh-fs-memory/\ndsh-fs-policy/\ndsh-tool-fs/\n"
-        "dsh-tool-fs-search/\n\n(6 entries: 6 directories, 0 files)\n</content>\n"
+        "dsh-fs/\ndsh-fs-local/\ndsh-fs-memory/\ndsh-fs-policy/\ndsh-fs-sftp/\ndsh-tool-fs/\n"
+        "dsh-tool-fs-search/\n\n(7 entries: 7 directories, 0 files)\n</content>\n"
     )
 
 
@@ -196,7 +196,7 @@ def test_call_with_an_unknown_backend_names_the_installed_ones(tmp_path: Path) -
     assert proc.returncode == 2
     assert proc.stdout == b""
     assert (
-        b'dsh-fs call: error: unknown backend "s3" (installed dsh_fs.backends: local, memory)'
+        b'dsh-fs call: error: unknown backend "s3" (installed dsh_fs.backends: local, memory, sftp)'
         in proc.stderr
     )
 

@@ -1,4 +1,4 @@
-"""The six distributions' declared metadata is publishable and says what the stack is.
+"""The distributions' declared metadata is publishable and says what the stack is.
 
 Fast, static checks over ``packages/*/pyproject.toml`` and the installed
 metadata of the workspace. Building the artifacts, installing each layer
@@ -28,6 +28,7 @@ STACK: dict[str, tuple[str, set[str], set[tuple[str, str]]]] = {
     "dsh-fs-local": ("dsh_fs_local", {"dsh-fs"}, {("dsh_fs.backends", "local")}),
     "dsh-fs-memory": ("dsh_fs_memory", {"dsh-fs"}, {("dsh_fs.backends", "memory")}),
     "dsh-fs-policy": ("dsh_fs_policy", {"dsh-fs"}, {("dsh_fs.plugins", "policy")}),
+    "dsh-fs-sftp": ("dsh_fs_sftp", {"dsh-fs"}, {("dsh_fs.backends", "sftp")}),
     "dsh-tool-fs": ("dsh_tool_fs", {"dsh-fs"}, {("console_scripts", "dsh-fs")}),
     "dsh-tool-fs-search": (
         "dsh_tool_fs_search",
@@ -79,7 +80,7 @@ def test_the_version_has_one_source(dist: str) -> None:
     assert md.version(dist) == importlib.import_module(module).__version__
 
 
-def test_all_six_share_one_release_version() -> None:
+def test_all_share_one_release_version() -> None:
     assert len({md.version(dist) for dist in STACK}) == 1
 
 

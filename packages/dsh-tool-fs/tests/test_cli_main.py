@@ -56,6 +56,7 @@ DISTRIBUTIONS = (
     "dsh-fs-local",
     "dsh-fs-memory",
     "dsh-fs-policy",
+    "dsh-fs-sftp",
     "dsh-tool-fs",
     "dsh-tool-fs-search",
 )
@@ -115,6 +116,7 @@ def test_version_names_every_layer_backend_and_plugin_with_its_distribution(
         "  backend bucket: dsh-fs-bucket 1.4.2",
         f"  backend local: dsh-fs-local {ours['dsh-fs-local']}",
         f"  backend memory: dsh-fs-memory {ours['dsh-fs-memory']}",
+        f"  backend sftp: dsh-fs-sftp {ours['dsh-fs-sftp']}",
         "  plugin audit: dsh-fs-bucket 1.4.2",
         f"  plugin policy: dsh-fs-policy {ours['dsh-fs-policy']}",
         f"  tool glob: dsh-tool-fs-search {ours['dsh-tool-fs-search']}",

@@ -74,6 +74,20 @@ class FileSystem(ABC):
         """
         return None
 
+    async def connect(self) -> None:  # noqa: B027 (optional: a no-op by default)
+        """Reach the storage now, so that a bad address or workspace fails here.
+
+        Optional (the default does nothing): a backend that reaches its
+        storage lazily, over a network, opens its connection and checks its
+        roots, raising ``ValueError`` for a root that is not a directory and
+        ``FsError`` (``FS_IO_ERROR``) for a storage it cannot reach. A host
+        calls it at start-up; the primitives connect by themselves anyway.
+        """
+
+    async def aclose(self) -> None:  # noqa: B027 (optional: a no-op by default)
+        """Release what the backend holds open (a connection). Optional; the default does
+        nothing, and a later call may reopen what was closed."""
+
     @abstractmethod
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
         """Resolve ``path`` (relative to ``cwd``, else the backend's default).

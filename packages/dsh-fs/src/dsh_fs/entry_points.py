@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
@@ -64,8 +64,13 @@ def load_backend(
     roots: RootsOption = CWD_ROOT,
     read_only_roots: Iterable[str | os.PathLike[str]] = (),
     read_only: bool = False,
+    options: Mapping[str, Any] | None = None,
 ) -> FileSystem:
     """Build backend ``name`` with ``cwd`` as its resolution default, contained as asked.
+
+    ``options`` are further keywords of that backend's factory, passed as
+    they are (an SSH key for a remote backend, say): what ``dsh-fs
+    --backend-option KEY=VALUE`` gives a third-party backend.
 
     The workspace options are always passed (the default, ``roots=CWD_ROOT``,
     is containment to ``cwd``): a factory whose signature takes none of
@@ -79,7 +84,13 @@ def load_backend(
             f'{BACKENDS_GROUP} entry point "{name}" does not take the workspace options '
             f"({', '.join(WORKSPACE_OPTIONS)})"
         )
-    fs = factory(cwd=cwd, roots=roots, read_only_roots=read_only_roots, read_only=read_only)
+    fs = factory(
+        cwd=cwd,
+        roots=roots,
+        read_only_roots=read_only_roots,
+        read_only=read_only,
+        **dict(options or {}),
+    )
     if not isinstance(fs, FileSystem):
         raise TypeError(f'{BACKENDS_GROUP} entry point "{name}" did not build a FileSystem')
     return fs

@@ -32,7 +32,7 @@ import os
 import platform
 import re
 import sys
-from collections.abc import AsyncIterable, Sequence
+from collections.abc import AsyncIterable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -43,6 +43,8 @@ from dsh_fs import (
     BACKENDS_GROUP,
     PLUGINS_GROUP,
     EntryPointNotFound,
+    FileSystem,
+    FsError,
     WorkspaceOptionsUnsupported,
     installed_names,
 )
@@ -216,6 +218,12 @@ example client configuration (Claude Desktop, Cursor, ...):
   {"mcpServers": {"dsh-fs": {"command": "dsh-fs",
                              "args": ["mcp", "--cwd", "/path/to/project",
                                       "--allow-read", "/path/to/docs"]}}}
+
+a workspace on another machine, over SSH (pip install dsh-fs-sftp; see
+docs/using/remote-workspaces.md):
+  dsh-fs mcp --backend sftp --cwd sftp://agent@sandbox.example:22/home/agent/app \
+             --ssh-key ~/.ssh/agent_ed25519 --known-hosts ~/.ssh/known_hosts
+The server must be reachable at start-up (else exit 2, one line on stderr).
 """
 
 _WORKSPACE_HELP = """\
@@ -268,6 +276,25 @@ def _common_options() -> argparse.ArgumentParser:
         metavar="NAME",
         default=DEFAULT_BACKEND,
         help=f'storage backend, any installed {BACKENDS_GROUP} entry point (default: "local")',
+    )
+    group.add_argument(
+        "--backend-option",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a keyword for the backend's constructor, VALUE as JSON or else a string "
+        '(repeatable; e.g. --backend-option connect_timeout=5, known_hosts=null)',
+    )
+    group.add_argument(
+        "--ssh-key",
+        metavar="FILE",
+        help="--backend sftp: the private key to log in with (default: ssh-agent, ~/.ssh/id_*)",
+    )
+    group.add_argument(
+        "--known-hosts",
+        metavar="FILE",
+        help="--backend sftp: the known_hosts file the server's key must be in "
+        "(default: ~/.ssh/known_hosts)",
     )
     group.add_argument(
         "--no-policy",
@@ -384,8 +411,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def workspace(args: argparse.Namespace) -> str | None:
-    """``--cwd`` made absolute, or ``None`` for the backend's own default."""
-    return os.path.abspath(args.cwd) if args.cwd is not None else None
+    """``--cwd`` made absolute, or ``None`` for the backend's own default.
+
+    A URL (``sftp://user@host/path``) and any directory of a backend other
+    than the local one is the backend's to read, as it is.
+    """
+    if args.cwd is None:
+        return None
+    return os.path.abspath(args.cwd) if args.backend == HOST_BACKEND else str(args.cwd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,12 +451,56 @@ def workspace_options(args: argparse.Namespace) -> WorkspaceOptions:
                 raise WorkspaceError(f'{option} "{directory}": not a directory')
     if args.allow_anywhere:
         return WorkspaceOptions(roots=None, read_only=args.read_only)
-    allowed = tuple(map(os.path.abspath, args.allow))
+    # Another backend's directories are in its own namespace: a relative one
+    # resolves against its cwd, there.
+    here: Callable[[str], str] = os.path.abspath if args.backend == HOST_BACKEND else str
+    allowed = tuple(map(here, args.allow))
     return WorkspaceOptions(
         roots=(".", *allowed) if allowed else CWD_ROOT,
-        read_only_roots=tuple(map(os.path.abspath, args.allow_read)),
+        read_only_roots=tuple(map(here, args.allow_read)),
         read_only=args.read_only,
     )
+
+
+def session_cwd(args: argparse.Namespace) -> str | None:
+    """The cwd of the tool calls: ``--cwd`` as a path, ``None`` (the backend's) for a URL."""
+    cwd = workspace(args)
+    return None if cwd is not None and "://" in cwd else cwd
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The backend constructor's further keywords: ``--backend-option KEY=VALUE`` (VALUE
+    parsed as JSON when it is JSON, else kept as a string), ``--ssh-key`` (``ssh_key``) and
+    ``--known-hosts`` (``known_hosts``)."""
+    options: dict[str, Any] = {}
+    for item in args.backend_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise UsageError(f'--backend-option expects KEY=VALUE, got "{item}"')
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    if args.ssh_key is not None:
+        options["ssh_key"] = args.ssh_key
+    if args.known_hosts is not None:
+        options["known_hosts"] = args.known_hosts
+    return options
+
+
+def start_backend(toolfs: ToolFs, args: argparse.Namespace) -> None:
+    """Reach the backend's storage before the first call (a remote backend connects): a
+    server that cannot be reached is a start-up error, one line, exit 2. A backend
+    without a ``connect`` of its own (the local one) has nothing to reach: no event
+    loop is started for it."""
+    if type(toolfs.fs).connect is FileSystem.connect:
+        return
+    try:
+        anyio.run(toolfs.fs.connect)
+    except FsError as exc:
+        raise WorkspaceError(f'--cwd "{args.cwd}": {exc}') from exc
+    except ValueError as exc:  # a root the backend rejects, in its own namespace
+        raise WorkspaceError(f'--backend "{args.backend}": {exc}') from exc
 
 
 def plugin_names(args: argparse.Namespace, installed: Sequence[str]) -> list[str]:
@@ -476,11 +553,14 @@ def build_toolfs(args: argparse.Namespace) -> ToolFs:
             read_only_roots=options.read_only_roots,
             read_only=options.read_only,
             tools=tools,
+            backend_options=backend_options(args),
         )
     except UnknownToolError as exc:
         raise UsageError(f"--tools: {exc}") from exc
     except (EntryPointNotFound, WorkspaceOptionsUnsupported) as exc:
         raise UsageError(str(exc)) from exc
+    except TypeError as exc:  # an option the backend does not take
+        raise UsageError(f'--backend "{args.backend}": {exc}') from exc
     except ValueError as exc:  # a root the backend rejects, in its own namespace
         raise WorkspaceError(f'--backend "{args.backend}": {exc}') from exc
 
@@ -550,10 +630,11 @@ def run_call(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> int
             raise UsageError("ARGS read from stdin is not valid UTF-8") from exc
     arguments = parse_call_arguments(raw)
     toolfs = build_toolfs(args)
+    start_backend(toolfs, args)
     known = toolfs.tool_names
     if args.tool not in known:
         raise UsageError(f'unknown tool "{args.tool}" (tools: {_names(known)})')
-    session = Session(cwd=workspace(args))
+    session = Session(cwd=session_cwd(args))
     result = anyio.run(partial(toolfs.execute, args.tool, arguments, session=session))
     if args.json:
         _write(stdout, json_line(result.to_dict()).encode() + b"\n")
@@ -615,7 +696,8 @@ async def run_session_lines(
 
 def run_session(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> int:
     toolfs = build_toolfs(args)
-    session = Session(cwd=workspace(args))
+    start_backend(toolfs, args)
+    session = Session(cwd=session_cwd(args))
 
     async def serve() -> None:
         await run_session_lines(toolfs, session, anyio.wrap_file(stdin), stdout)
@@ -635,9 +717,10 @@ def run_mcp(args: argparse.Namespace) -> int:
         # The SDK is there but predates the low-level API used here.
         raise UsageError(f"{MCP_SDK_TOO_OLD} (installed: mcp {_installed_version('mcp')})") from exc
     toolfs = build_toolfs(args)
+    start_backend(toolfs, args)
     if sys.stdin is not None and sys.stdin.isatty():
         print(MCP_ON_A_TERMINAL, file=sys.stderr, flush=True)
-    anyio.run(partial(mcp_server.serve_stdio, toolfs, cwd=workspace(args)))
+    anyio.run(partial(mcp_server.serve_stdio, toolfs, cwd=session_cwd(args)))
     return EXIT_OK
 
 

@@ -136,6 +136,7 @@ class ToolFs:
         read_only_roots: Iterable[str | os.PathLike[str]] = (),
         read_only: bool = False,
         tools: Iterable[str] | None = None,
+        backend_options: Mapping[str, Any] | None = None,
     ) -> ToolFs:
         """Assemble the stack from installed distributions, by entry-point name.
 
@@ -149,10 +150,17 @@ class ToolFs:
         the backend rejects its ``ValueError``. ``tools`` names the tools
         to offer (default: every installed tool, :func:`~dsh_tool_fs.tools.installed_tools`);
         an unknown name raises :class:`~dsh_tool_fs.tools.UnknownToolError`.
+        ``backend_options`` are further keywords of the backend's factory
+        (``dsh_fs.load_backend``).
         """
         specs = installed_tools(tools)
         fs = load_backend(
-            backend, cwd=cwd, roots=roots, read_only_roots=read_only_roots, read_only=read_only
+            backend,
+            cwd=cwd,
+            roots=roots,
+            read_only_roots=read_only_roots,
+            read_only=read_only,
+            options=backend_options,
         )
         tool = cls(fs, config=config, tools=specs)
         for name in plugins:

@@ -46,6 +46,11 @@ class ContractBase:
     * ``supports_hard_links`` — ``Scratch.hard_link`` gives a file a second
       name.
 
+    ``timestamp_granularity`` is not a capability but a fact the kit needs:
+    rule 4 asks a version to move on a same-size change made behind the
+    backend's back *beyond* the timestamp granularity, so that test waits
+    longer than it (a remote backend that sees whole seconds sets ``1.0``).
+
     **Event loops.** The contract tests are ``@pytest.mark.anyio`` tests and run under the
     ``anyio_backend`` fixture of the project that runs them. anyio's own
     default differs between anyio releases (4.5 runs trio even when it is not
@@ -61,6 +66,9 @@ class ContractBase:
     supports_symlinks: ClassVar[bool] = True
     supports_special_files: ClassVar[bool] = True
     supports_hard_links: ClassVar[bool] = True
+    timestamp_granularity: ClassVar[float] = 0.0
+    """Seconds between two modification times the backend can tell apart (``1.0`` for
+    SFTP's whole seconds): a test of a change behind the backend's back waits that long."""
 
     @pytest.fixture(autouse=True)
     def _skip_without_required_capabilities(self, request: pytest.FixtureRequest) -> None:

@@ -494,13 +494,16 @@ class ContainmentContract(ContractBase):
         build_containment_tree(scratch)
         not_a_dir = under(scratch.root, "ws/inside.txt")
         ws = under(scratch.root, "ws")
+        # At construction, or — for a backend that reaches its storage only
+        # when it connects (a remote one) — from connect().
         with pytest.raises(ValueError, match=re.escape(not_a_dir)):
             if which == "roots":
-                scratch.backend(ws, roots=[not_a_dir])
+                fs = scratch.backend(ws, roots=[not_a_dir])
             elif which == "read_only_roots":
-                scratch.backend(ws, read_only_roots=[not_a_dir])
+                fs = scratch.backend(ws, read_only_roots=[not_a_dir])
             else:
-                scratch.backend(not_a_dir)
+                fs = scratch.backend(not_a_dir)
+            await fs.connect()
 
     # -- hard links -------------------------------------------------------------
 

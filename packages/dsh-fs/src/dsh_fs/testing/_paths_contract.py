@@ -284,7 +284,7 @@ class StatContract(ContractBase):
         scratch.put("f.txt", b"AAAA\n")
         target = await scratch.fs.resolve("f.txt")
         before = await scratch.fs.stat(target)
-        await anyio.sleep(0.05)
+        await anyio.sleep(self.timestamp_granularity + 0.05)
         scratch.put("f.txt", b"BBBB\n")
         after = await scratch.fs.stat(target)
         assert before is not None and after is not None

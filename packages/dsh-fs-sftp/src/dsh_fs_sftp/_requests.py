@@ -1,0 +1,36 @@
+"""Small SFTP requests the backend makes in several places, with their quiet variants."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import cast
+
+import asyncssh
+
+__all__ = ["close_quietly", "lstat_or_none", "read_at", "remove_if_present"]
+
+
+async def lstat_or_none(sftp: asyncssh.SFTPClient, path: str) -> asyncssh.SFTPAttrs | None:
+    """``lstat``, ``None`` when nothing is there."""
+    try:
+        return await sftp.lstat(path)
+    except asyncssh.SFTPNoSuchFile:
+        return None
+
+
+async def read_at(handle: asyncssh.SFTPClientFile, size: int, offset: int = 0) -> bytes:
+    """Up to ``size`` bytes at ``offset`` (asyncssh splits them into parallel requests)."""
+    if not size:
+        return b""
+    return cast(bytes, await handle.read(size, offset))
+
+
+async def close_quietly(handle: asyncssh.SFTPClientFile) -> None:
+    """Close a handle whose closing cannot change the outcome (a lost connection closed it)."""
+    with contextlib.suppress(asyncssh.Error, OSError):
+        await handle.close()
+
+
+async def remove_if_present(sftp: asyncssh.SFTPClient, path: str) -> None:
+    with contextlib.suppress(asyncssh.SFTPNoSuchFile):
+        await sftp.remove(path)

@@ -1,0 +1,307 @@
+"""A real OpenSSH server for tests, and the conformance kit's scratch over it.
+
+:class:`SshServer` starts OpenSSH's ``sshd`` on ``127.0.0.1`` on a free port,
+with a throwaway host key and client key in a temporary directory, the
+``internal-sftp`` subsystem and public-key authentication only, in the
+foreground (``-D -e``: no daemon, logs on stderr), and stops it by its pid.
+It serves this machine's files as the user the tests run as: a
+:class:`SftpScratch` therefore changes the tree behind the backend's back
+with plain local calls — exactly what another process on the server would do.
+
+The pytest fixtures (import them into a ``conftest.py`` or a test module)::
+
+    from dsh_fs_sftp.testing import sshd, sftp_scratch  # noqa: F401
+
+``sshd`` is one server per test session. Without ``sshd`` installed the
+tests that use it are skipped, naming the install command — except under
+``CI`` (the environment variable set), where a missing server is a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+import pytest
+from dsh_fs.workspace import CWD_ROOT, RootsOption
+
+from ._sftp import SftpFileSystem
+
+SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd")
+INSTALL_HINT = "apt-get install -y openssh-server"
+
+__all__ = ["SftpScratch", "SshServer", "find_sshd", "sftp_scratch", "sshd"]
+
+
+def find_sshd() -> str | None:
+    """The ``sshd`` binary (it must be started by its absolute path), or ``None``."""
+    found = shutil.which("sshd")
+    if found:
+        return found
+    return next((c for c in SSHD_CANDIDATES if os.access(c, os.X_OK)), None)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class SshServer:
+    """One ``sshd`` on ``127.0.0.1``, configured in its own temporary directory.
+
+    ``subsystem`` is the ``Subsystem sftp`` command (``internal-sftp -P
+    fsync`` serves a server that refuses an extension).
+    """
+
+    def __init__(self, directory: Path, *, subsystem: str = "internal-sftp") -> None:
+        binary = find_sshd()
+        if binary is None:
+            raise FileNotFoundError(f"no sshd on this machine: {INSTALL_HINT}")
+        self.binary = binary
+        self.directory = directory
+        self.port = _free_port()
+        self.username = _user_name()
+        self.host_key_path = directory / "host_ed25519"
+        self.client_key_path = directory / "client_ed25519"
+        self.known_hosts_path = directory / "known_hosts"
+        self.config_path = directory / "sshd_config"
+        self.log_path = directory / "sshd.log"
+        host_key = asyncssh.generate_private_key("ssh-ed25519")
+        host_key.write_private_key(str(self.host_key_path))
+        self.host_key_path.chmod(0o600)
+        client_key = asyncssh.generate_private_key("ssh-ed25519")
+        client_key.write_private_key(str(self.client_key_path))
+        self.client_key_path.chmod(0o600)
+        (directory / "authorized_keys").write_bytes(client_key.export_public_key())
+        public = host_key.export_public_key().decode().split()
+        self.known_hosts_path.write_text(f"[127.0.0.1]:{self.port} {public[0]} {public[1]}\n")
+        self.config_path.write_text(
+            "\n".join(
+                [
+                    f"Port {self.port}",
+                    "ListenAddress 127.0.0.1",
+                    f"HostKey {self.host_key_path}",
+                    f"AuthorizedKeysFile {directory / 'authorized_keys'}",
+                    "PubkeyAuthentication yes",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "PermitRootLogin prohibit-password",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "PidFile none",
+                    "LogLevel ERROR",
+                    f"Subsystem sftp {subsystem}",
+                    "",
+                ]
+            )
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"sftp://{self.username}@127.0.0.1:{self.port}"
+
+    def connect_options(self) -> dict[str, Any]:
+        """The constructor keywords of an ``SftpFileSystem`` that reaches this server."""
+        return {
+            "port": self.port,
+            "username": self.username,
+            "client_keys": str(self.client_key_path),
+            "known_hosts": str(self.known_hosts_path),
+        }
+
+    def backend(self, cwd: str, **options: Any) -> SftpFileSystem:
+        return SftpFileSystem("127.0.0.1", cwd=cwd, **self.connect_options(), **options)
+
+    def start(self) -> None:
+        """Start ``sshd`` and wait until it accepts connections."""
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # its privilege separation dir
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [self.binary, "-D", "-e", "-f", str(self.config_path)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
+        log.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"sshd exited at start: {self.log_path.read_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    if s.recv(4).startswith(b"SSH-"):
+                        return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError(f"sshd did not start listening: {self.log_path.read_text()}")
+
+    def sessions(self) -> list[int]:
+        """The pids of the per-connection processes of this ``sshd`` (its descendants)."""
+        if self.process is None:
+            return []
+        children: dict[int, list[int]] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+        found: list[int] = []
+        todo = [self.process.pid]
+        while todo:
+            for child in children.get(todo.pop(), []):
+                found.append(child)
+                todo.append(child)
+        return found
+
+    def stop(self) -> None:
+        """Kill ``sshd`` and every session it started (by pid), and reap it."""
+        if self.process is None:
+            return
+        sessions = self.sessions()
+        self.process.kill()
+        self.process.wait(timeout=10)
+        for pid in sessions:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.process = None
+
+    def restart(self) -> None:
+        """Kill the server with its sessions (every connection drops), then start it again."""
+        self.stop()
+        self.start()
+
+
+def _user_name() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    """One real ``sshd`` for the test session (skipped locally without one, never in CI)."""
+    if find_sshd() is None:
+        message = f"no sshd on this machine: {INSTALL_HINT}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    server = SshServer(tmp_path_factory.mktemp("sshd"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class SftpScratch:
+    """The conformance kit's ``Scratch``: a temporary directory served by :class:`SshServer`.
+
+    The backend reaches it over SFTP; the out-of-band helpers change it with
+    local calls, as a process on the server would. Every backend it builds is
+    closed by :meth:`aclose`.
+    """
+
+    def __init__(self, server: SshServer, root: Path) -> None:
+        self._server = server
+        self._root = os.path.realpath(root)
+        self._backends: list[SftpFileSystem] = []
+        self._fs = self.backend(self._root)
+
+    @property
+    def fs(self) -> SftpFileSystem:
+        return self._fs
+
+    @property
+    def root(self) -> str:
+        return self._root
+
+    def path(self, rel: str) -> str:
+        return os.path.join(self._root, rel)
+
+    def put(self, path: str, data: bytes) -> None:
+        full = self.path(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as out:
+            out.write(data)
+
+    def get(self, path: str) -> bytes | None:
+        full = self.path(path)
+        try:
+            if not stat.S_ISREG(os.stat(full).st_mode):
+                return None
+            with open(full, "rb") as f:
+                return f.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def mkdir(self, path: str) -> None:
+        os.makedirs(self.path(path), exist_ok=True)
+
+    def remove(self, path: str) -> None:
+        full = self.path(path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            os.rmdir(full)
+        else:
+            os.unlink(full)
+
+    def symlink(self, path: str, target: str) -> None:
+        full = self.path(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        os.symlink(target, full)
+
+    def make_other(self, path: str) -> None:
+        full = self.path(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        os.mkfifo(full)
+
+    def hard_link(self, path: str, existing: str) -> None:
+        full = self.path(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        os.link(self.path(existing), full)
+
+    def names(self, path: str = ".") -> list[str]:
+        return sorted(os.listdir(self.path(path)))
+
+    def backend(
+        self,
+        cwd: str,
+        *,
+        roots: RootsOption = CWD_ROOT,
+        read_only_roots: Iterable[str] = (),
+        read_only: bool = False,
+    ) -> SftpFileSystem:
+        fs = self._server.backend(
+            cwd, roots=roots, read_only_roots=read_only_roots, read_only=read_only
+        )
+        self._backends.append(fs)
+        return fs
+
+    async def aclose(self) -> None:
+        for fs in self._backends:
+            await fs.aclose()
+
+
+@pytest.fixture
+async def sftp_scratch(sshd: SshServer, tmp_path: Path) -> AsyncIterator[SftpScratch]:
+    """A fresh :class:`SftpScratch` under ``tmp_path`` (an anyio test's fixture)."""
+    scratch = SftpScratch(sshd, tmp_path)
+    try:
+        yield scratch
+    finally:
+        await scratch.aclose()
+
