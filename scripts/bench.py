@@ -769,9 +769,7 @@ async def s2(row: Row, d: Data, runs: int) -> None:
 
     env = process_env(d)
     command, *args = dsh_fs_command()
-    server = StdioServerParameters(
-        command=command, args=[*args, "mcp", "--cwd", d.root], env=env
-    )
+    server = StdioServerParameters(command=command, args=[*args, "mcp", "--cwd", d.root], env=env)
     floor = [sys.executable, "-c", MCP_IMPORT_FLOOR]
     stop: list[float] = []
     errlog = open(os.devnull, "w")  # noqa: SIM115, ASYNC230 - the server stderr, closed below
@@ -877,9 +875,7 @@ async def r0(row: Row, d: Data, runs: int) -> None:
         run_rg(sandbox, fd, [b"--files"], lambda: None, lambda paths: None)
 
     def baseline() -> None:
-        subprocess.run(
-            [rg, "--files"], cwd=empty, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
-        )
+        subprocess.run([rg, "--files"], cwd=empty, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
 
     try:
         await measure(row, sync_op(product), sync_op(baseline), runs)
@@ -914,9 +910,7 @@ async def r1(row: Row, d: Data, runs: int) -> None:
     await measure(row, product, sync_op(baseline), runs)
     if set(total) != {expected}:
         raise ProductError(f"glob found {sorted(set(total))} files, rg {expected}")
-    row.note = (
-        f"{expected} files of {d.source_files} in a site-packages copy; {native_state()}"
-    )
+    row.note = f"{expected} files of {d.source_files} in a site-packages copy; {native_state()}"
 
 
 async def r2(row: Row, d: Data, runs: int, literal: str = SEARCH_LITERAL) -> None:
@@ -943,8 +937,7 @@ async def r2(row: Row, d: Data, runs: int, literal: str = SEARCH_LITERAL) -> Non
     if set(seen) != {(matches, files)}:
         raise ProductError(f"grep counted {sorted(set(seen))}, rg {(matches, files)}")
     row.note = (
-        f"{literal!r}: {matches} matches in {files} files of {d.source_files}; "
-        f"{native_state()}"
+        f"{literal!r}: {matches} matches in {files} files of {d.source_files}; {native_state()}"
     )
 
 

@@ -104,8 +104,11 @@ ARGUMENT_CASES = [
     Case("missing required key", "edit", {"file_path": "a.txt"}),
     Case("wrong type", "read", {"file_path": 7}),
     Case("a boolean is never an integer", "read", {"file_path": "a.txt", "offset": True}),
-    Case("wrong type: boolean", "edit", {
-        "file_path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": "yes"}),
+    Case(
+        "wrong type: boolean",
+        "edit",
+        {"file_path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": "yes"},
+    ),
     Case("blank path", "read", {"file_path": "  "}),
     Case("a file path ending in /", "write", {"file_path": "newdir/", "content": "x"}),
     Case("blank list path", "list", {"path": ""}),
@@ -113,8 +116,11 @@ ARGUMENT_CASES = [
     Case("limit below 1", "read", {"file_path": "a.txt", "limit": 0}),
     Case("limit above read_limit", "read", {"file_path": "a.txt", "limit": 5000}),
     Case("empty old_string", "edit", {"file_path": "a.txt", "old_string": "", "new_string": "x"}),
-    Case("old_string equals new_string", "edit", {
-        "file_path": "a.txt", "old_string": "a", "new_string": "a"}),
+    Case(
+        "old_string equals new_string",
+        "edit",
+        {"file_path": "a.txt", "old_string": "a", "new_string": "a"},
+    ),
     Case("blank pattern", "glob", {"pattern": " "}),
     Case("blank include", "grep", {"pattern": "x", "include": ""}),
     Case("not an RE2 expression", "grep", {"pattern": "(a"}),
@@ -138,33 +144,58 @@ FILE_CASES = [
     Case("grep: outside the workspace", "grep", {"pattern": "x", "path": "/etc"}),
     Case("write: existing file not read first", "write", {"file_path": "a.txt", "content": "x"}),
     Case("write: onto a directory", "write", {"file_path": "src", "content": "x"}),
-    Case("edit: not read first", "edit", {
-        "file_path": "twice.txt", "old_string": "x", "new_string": "y"}),
+    Case(
+        "edit: not read first",
+        "edit",
+        {"file_path": "twice.txt", "old_string": "x", "new_string": "y"},
+    ),
     Case("(a read, not shown: it succeeds)", "read", {"file_path": "twice.txt"}),
-    Case("edit: old_string not found (after a read)", "edit", {
-        "file_path": "twice.txt", "old_string": "zzz", "new_string": "y"}),
-    Case("edit: ambiguous (after a read)", "edit", {
-        "file_path": "twice.txt", "old_string": "x", "new_string": "y"}),
+    Case(
+        "edit: old_string not found (after a read)",
+        "edit",
+        {"file_path": "twice.txt", "old_string": "zzz", "new_string": "y"},
+    ),
+    Case(
+        "edit: ambiguous (after a read)",
+        "edit",
+        {"file_path": "twice.txt", "old_string": "x", "new_string": "y"},
+    ),
     Case("(a read, not shown)", "read", {"file_path": "many.txt"}),
-    Case("edit: the result would be over 16 MiB larger", "edit", {
-        "file_path": "many.txt", "old_string": "x", "new_string": "y" * 2048,
-        "replace_all": True}, shown='edit {"file_path": "many.txt", "old_string": "x", '
-        '"new_string": "yyy…" (2048 characters), "replace_all": true}'),
+    Case(
+        "edit: the result would be over 16 MiB larger",
+        "edit",
+        {"file_path": "many.txt", "old_string": "x", "new_string": "y" * 2048, "replace_all": True},
+        shown='edit {"file_path": "many.txt", "old_string": "x", '
+        '"new_string": "yyy…" (2048 characters), "replace_all": true}',
+    ),
 ]
 
 STALE_CASES = [
     Case("read it", "read", {"file_path": "a.txt"}),
-    Case("another process changes it; write", "write", {"file_path": "a.txt", "content": "x\n"},
-         before=lambda fs: fs.put_text("a.txt", "changed\n")),
+    Case(
+        "another process changes it; write",
+        "write",
+        {"file_path": "a.txt", "content": "x\n"},
+        before=lambda fs: fs.put_text("a.txt", "changed\n"),
+    ),
     Case("read it again", "read", {"file_path": "a.txt"}),
-    Case("another process deletes it; edit", "edit", {
-        "file_path": "a.txt", "old_string": "changed", "new_string": "y"},
-         before=lambda fs: fs.remove("a.txt")),
+    Case(
+        "another process deletes it; edit",
+        "edit",
+        {"file_path": "a.txt", "old_string": "changed", "new_string": "y"},
+        before=lambda fs: fs.remove("a.txt"),
+    ),
     Case("read it: it is gone", "read", {"file_path": "a.txt"}),
-    Case("edit after reading that it is gone", "edit", {
-        "file_path": "a.txt", "old_string": "x", "new_string": "y"}),
-    Case("(a write recreates it: it may create, never overwrite)", "write", {
-        "file_path": "a.txt", "content": "again\n"}),
+    Case(
+        "edit after reading that it is gone",
+        "edit",
+        {"file_path": "a.txt", "old_string": "x", "new_string": "y"},
+    ),
+    Case(
+        "(a write recreates it: it may create, never overwrite)",
+        "write",
+        {"file_path": "a.txt", "content": "again\n"},
+    ),
 ]
 
 RESULT_CASES = [
@@ -179,11 +210,15 @@ RESULT_CASES = [
     Case("read: capped by bytes", "read", {"file_path": "long.txt", "offset": 10}),
     Case("write: a new file", "write", {"file_path": "new.txt", "content": "brand new\n"}),
     Case("write: an update (after a read)", "write", {"file_path": "a.txt", "content": "x\n"}),
-    Case("edit: one occurrence", "edit", {
-        "file_path": "a.txt", "old_string": "x", "new_string": "y"}),
+    Case(
+        "edit: one occurrence", "edit", {"file_path": "a.txt", "old_string": "x", "new_string": "y"}
+    ),
     Case("(a read, not shown)", "read", {"file_path": "twice.txt"}),
-    Case("edit: replace_all", "edit", {
-        "file_path": "twice.txt", "old_string": "x", "new_string": "z", "replace_all": True}),
+    Case(
+        "edit: replace_all",
+        "edit",
+        {"file_path": "twice.txt", "old_string": "x", "new_string": "z", "replace_all": True},
+    ),
     Case("glob: every file of a kind", "glob", {"pattern": "*.txt"}),
     Case("glob: nothing found", "glob", {"pattern": "*.rs"}),
     Case("grep: matches in files", "grep", {"pattern": "^line 1[0-2]$|beta|print"}),

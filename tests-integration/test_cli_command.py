@@ -234,8 +234,7 @@ def test_call_edit_of_an_unread_file_is_refused_by_the_policy(tmp_path: Path) ->
     proc = dsh_fs("call", "edit", args, cwd=tmp_path)
     assert proc.returncode == 1
     assert out(proc) == (
-        f'Error: edit requires reading "{tmp_path}/a.txt" first'
-        " — read the file, then retry\n"
+        f'Error: edit requires reading "{tmp_path}/a.txt" first — read the file, then retry\n'
     )
     assert (tmp_path / "a.txt").read_text() == "old\n"
 
@@ -326,8 +325,7 @@ def test_session_read_authorizes_a_later_edit_and_an_unread_edit_fails(tmp_path:
     assert edit["text"] == f"The file {tmp_path}/a.txt has been updated successfully."
     assert unread["is_error"] is True
     assert unread["text"] == (
-        f'Error: edit requires reading "{tmp_path}/b.txt" first'
-        " — read the file, then retry"
+        f'Error: edit requires reading "{tmp_path}/b.txt" first — read the file, then retry'
     )
     assert unread["error"]["code"] == "FS_NOT_OBSERVED"
     assert second["is_error"] is False  # its own edit keeps the session's observation fresh

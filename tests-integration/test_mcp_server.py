@@ -137,8 +137,7 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
             refused = await client.call_tool("edit", unread_args)
             assert refused.is_error is True
             assert text_of(refused) == (
-                f'Error: edit requires reading "{tmp_path}/b.txt" first'
-                " — read the file, then retry"
+                f'Error: edit requires reading "{tmp_path}/b.txt" first — read the file, then retry'
             )
             assert (tmp_path / "b.txt").read_text() == "untouched\n"
 
@@ -220,8 +219,7 @@ async def test_texts_naming_an_undecodable_path_reach_the_client_escaped(
             refused = await client.call_tool("edit", edit_args)
             assert refused.is_error is True
             assert text_of(refused) == (
-                f'Error: edit requires reading "{shown}/a.txt" first'
-                " — read the file, then retry"
+                f'Error: edit requires reading "{shown}/a.txt" first — read the file, then retry'
             )
             seen = await client.call_tool("read", {"file_path": "a.txt"})
             assert text_of(seen).startswith(f'<path>"{shown}/a.txt"</path>\n')

@@ -46,9 +46,7 @@ async def test_all_four_tools_end_to_end(stack: ToolFs, workspace: Path) -> None
     edited = await stack.execute("edit", edit_args("src/app.py", "b = 2", "b = 3"), session=session)
     assert edited.text == f"The file {workspace}/src/app.py has been updated successfully."
     assert edited.meta == {
-        "diffs": [
-            {"path": "src/app.py", "old_text": "a = 1\nb = 2", "new_text": "a = 1\nb = 3"}
-        ]
+        "diffs": [{"path": "src/app.py", "old_text": "a = 1\nb = 2", "new_text": "a = 1\nb = 3"}]
     }
     assert (workspace / "src/app.py").read_bytes() == b"a = 1\nb = 3\n"
 
@@ -66,8 +64,7 @@ async def test_edit_without_read_fails(stack: ToolFs, workspace: Path) -> None:
     (workspace / "a.txt").write_text("one\n")
     result = await stack.execute("edit", edit_args("a.txt", "one", "1"), session=Session())
     assert result.text == (
-        f'Error: edit requires reading "{workspace}/a.txt" first'
-        " — read the file, then retry"
+        f'Error: edit requires reading "{workspace}/a.txt" first — read the file, then retry'
     )
     assert result.error == ToolError(
         f'edit requires reading "{workspace}/a.txt" first — read the file, then retry',
@@ -139,8 +136,7 @@ async def test_two_sessions_do_not_share_observations(stack: ToolFs, workspace: 
     await stack.execute("read", {"file_path": "a.txt"}, session=reader)
     denied = await stack.execute("edit", edit_args("a.txt", "one", "1"), session=other)
     assert denied.text == (
-        f'Error: edit requires reading "{workspace}/a.txt" first'
-        " — read the file, then retry"
+        f'Error: edit requires reading "{workspace}/a.txt" first — read the file, then retry'
     )
     overwrite = await stack.execute("write", {"file_path": "a.txt", "content": "x"}, session=other)
     assert overwrite.error is not None and overwrite.error.code == "FS_NOT_OBSERVED"

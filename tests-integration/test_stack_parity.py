@@ -150,7 +150,13 @@ async def test_local_and_memory_give_the_same_search_results(workspace: Path) ->
         assert got_local == got_memory, (name, args)
     found = normalized(await local.execute("glob", {"pattern": "*"}), str(workspace))
     assert found["value"]["files"] == [
-        "odd\nname", "blob.bin", "empty.txt", "win.txt", "B.txt", "a.txt", "src/util.py",
+        "odd\nname",
+        "blob.bin",
+        "empty.txt",
+        "win.txt",
+        "B.txt",
+        "a.txt",
+        "src/util.py",
         "src/main.py",
     ]
 

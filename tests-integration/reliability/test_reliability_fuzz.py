@@ -178,8 +178,7 @@ class ToolsVersusModel(RuleBasedStateMachine):
             )
         elif seen is not None and not exists:
             expected = (
-                f'Error: cannot write "{p}": file no longer exists'
-                " — re-read the file, then retry"
+                f'Error: cannot write "{p}": file no longer exists — re-read the file, then retry'
             )
         elif seen is not None and seen != self.generation[key]:
             expected = (
@@ -218,8 +217,7 @@ class ToolsVersusModel(RuleBasedStateMachine):
             expected = f'Error: cannot edit "{p}": not found'
         elif content is None:
             expected = (
-                f'Error: cannot edit "{p}": file no longer exists'
-                " — re-read the file, then retry"
+                f'Error: cannot edit "{p}": file no longer exists — re-read the file, then retry'
             )
         elif seen != self.generation[key]:
             expected = (

@@ -299,8 +299,7 @@ async def test_file_changed_between_read_and_mutation_is_always_stale(
                 message = f'Error: cannot edit "{target}": not a regular file'
             elif new_identity:
                 message = (
-                    f'Error: edit requires reading "{target}" first'
-                    " — read the file, then retry"
+                    f'Error: edit requires reading "{target}" first — read the file, then retry'
                 )
             elif expected is None:
                 message = (

@@ -207,8 +207,7 @@ async def test_a_mutation_in_flight_when_the_connection_drops_is_not_retried(
         except FsError as err:
             assert err.code == FsErrorCode.FS_IO_ERROR
             assert str(err) == (
-                f'cannot write "{target.display_path}": the connection to '
-                f"{sshd.url} was lost"
+                f'cannot write "{target.display_path}": the connection to {sshd.url} was lost'
             )
             outcomes.append("lost")
 

@@ -24,50 +24,71 @@ from pydantic import TypeAdapter
 
 DEFS = build_definitions(ToolFsConfig(), (*TOOLS, GLOB, GREP))
 
-GLOB_SCHEMA: dict[str, Any] = {'type': 'object',
- 'properties': {'pattern': {'type': 'string',
-                            'description': 'Glob the file paths must match, relative to '
-                                           'path: * and ? within a segment, ** across '
-                                           'segments, [abc], {a,b}. Without a / it matches '
-                                           'file names at any depth (*.py); with one, '
-                                           'whole paths (src/**/*.ts).'},
-                'path': {'type': 'string',
-                         'description': 'Directory to search, absolute or relative to the '
-                                        'session workspace. Defaults to the session '
-                                        'workspace.'},
-                'offset': {'type': 'integer',
-                           'description': '1-based number of the first file to show. '
-                                          'Defaults to 1.',
-                           'minimum': 1,
-                           'default': 1}},
- 'required': ['pattern'],
- 'additionalProperties': False}
+GLOB_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {
+            "type": "string",
+            "description": "Glob the file paths must match, relative to "
+            "path: * and ? within a segment, ** across "
+            "segments, [abc], {a,b}. Without a / it matches "
+            "file names at any depth (*.py); with one, "
+            "whole paths (src/**/*.ts).",
+        },
+        "path": {
+            "type": "string",
+            "description": "Directory to search, absolute or relative to the "
+            "session workspace. Defaults to the session "
+            "workspace.",
+        },
+        "offset": {
+            "type": "integer",
+            "description": "1-based number of the first file to show. Defaults to 1.",
+            "minimum": 1,
+            "default": 1,
+        },
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
 
-GREP_SCHEMA: dict[str, Any] = {'type': 'object',
- 'properties': {'pattern': {'type': 'string',
-                            'description': 'Regular expression to search for, in RE2 '
-                                           'syntax (no backreferences or lookaround). ^ '
-                                           'and $ match at line starts and ends; a match '
-                                           'never spans lines.'},
-                'path': {'type': 'string',
-                         'description': 'Directory or file to search, absolute or relative '
-                                        'to the session workspace. Defaults to the session '
-                                        'workspace.'},
-                'include': {'type': 'string',
-                            'description': "Glob the searched files' paths must match, as "
-                                           'in the glob tool (*.py, src/**/*.{ts,tsx}). '
-                                           'Defaults to every file.'},
-                'ignore_case': {'type': 'boolean',
-                                'description': 'Match letters case-insensitively. Defaults '
-                                               'to false.',
-                                'default': False},
-                'offset': {'type': 'integer',
-                           'description': '1-based number of the first match to show. '
-                                          'Defaults to 1.',
-                           'minimum': 1,
-                           'default': 1}},
- 'required': ['pattern'],
- 'additionalProperties': False}
+GREP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {
+            "type": "string",
+            "description": "Regular expression to search for, in RE2 "
+            "syntax (no backreferences or lookaround). ^ "
+            "and $ match at line starts and ends; a match "
+            "never spans lines.",
+        },
+        "path": {
+            "type": "string",
+            "description": "Directory or file to search, absolute or relative "
+            "to the session workspace. Defaults to the session "
+            "workspace.",
+        },
+        "include": {
+            "type": "string",
+            "description": "Glob the searched files' paths must match, as "
+            "in the glob tool (*.py, src/**/*.{ts,tsx}). "
+            "Defaults to every file.",
+        },
+        "ignore_case": {
+            "type": "boolean",
+            "description": "Match letters case-insensitively. Defaults to false.",
+            "default": False,
+        },
+        "offset": {
+            "type": "integer",
+            "description": "1-based number of the first match to show. Defaults to 1.",
+            "minimum": 1,
+            "default": 1,
+        },
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
 
 GLOB_SECTION = (
     "Use the glob tool — not shell find or ls -R — to find files by name or path pattern, "

@@ -321,9 +321,7 @@ def odd_backends(monkeypatch: pytest.MonkeyPatch) -> None:
     module.picky = picky_backend  # type: ignore[attr-defined]
     module.old = old_backend  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "odd_backends", module)
-    points = [
-        EntryPoint(name, f"odd_backends:{name}", BACKENDS_GROUP) for name in ("picky", "old")
-    ]
+    points = [EntryPoint(name, f"odd_backends:{name}", BACKENDS_GROUP) for name in ("picky", "old")]
     monkeypatch.setattr(
         entry_points_module,
         "entry_points",

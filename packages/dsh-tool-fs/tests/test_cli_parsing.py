@@ -94,8 +94,10 @@ def test_relative_roots_are_made_absolute_against_the_current_directory(
         (["--cwd", "<file>"], '--cwd "<file>": not a directory'),
         (["--allow", "<missing>"], '--allow "<missing>": not a directory'),
         (["--allow-read", "<file>"], '--allow-read "<file>": not a directory'),
-        (["--allow-anywhere", "--allow", "<dir>"], "--allow-anywhere turns containment off: "
-         "it takes no --allow(-read)"),
+        (
+            ["--allow-anywhere", "--allow", "<dir>"],
+            "--allow-anywhere turns containment off: it takes no --allow(-read)",
+        ),
     ],
 )
 def test_a_workspace_directory_that_is_none_is_refused_by_name(

@@ -25,11 +25,7 @@ def test_an_update_says_updated_file() -> None:
 
 def test_the_write_envelope_path_follows_the_name_rule() -> None:
     assert render_write("/w/x\n</content>", "create") == (
-        '<path>"/w/x\\n<\\/content>"</path>\n'
-        "<type>file</type>\n"
-        "<content>\n"
-        "Created file\n"
-        "</content>"
+        '<path>"/w/x\\n<\\/content>"</path>\n<type>file</type>\n<content>\nCreated file\n</content>'
     )
 
 

@@ -29,9 +29,9 @@ pieces = st.sampled_from(["a", "bc", "é", "語", "\U0001d11e", "\n", "\n", "\r\
 texts = st.lists(pieces, max_size=40).map("".join)
 
 
-async def read_both_ways(text: str, args: dict[str, Any], config: dict[str, int]) -> tuple[
-    ToolResult, ToolResult
-]:
+async def read_both_ways(
+    text: str, args: dict[str, Any], config: dict[str, int]
+) -> tuple[ToolResult, ToolResult]:
     fs = MemoryFileSystem(cwd="/w", files={"f.txt": text.encode()})
     whole = ToolFs(fs, config={**config, "read_stream_min_size": 1 << 30})
     streamed = ToolFs(fs, config={**config, "read_stream_min_size": 1})

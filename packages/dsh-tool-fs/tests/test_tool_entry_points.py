@@ -12,12 +12,12 @@ from dsh_tool_fs.tools import LIST
 BUILT_IN = ["list", "read", "write", "edit"]
 
 # A third-party tool distribution: one module with a ToolSpec, one entry point.
-MODULE = '''
+MODULE = """
 from dsh_tool_fs.tools import LIST
 from dataclasses import replace
 
 PEEK = replace(LIST, name="peek", title="Peek")
-'''
+"""
 
 
 @pytest.fixture
@@ -62,9 +62,7 @@ def test_an_unknown_tool_name_is_refused_naming_the_installed_ones() -> None:
 
 
 def test_an_entry_point_that_is_not_a_tool_spec_of_its_name_is_refused(third_party: Path) -> None:
-    (third_party / "entry_points.txt").write_text(
-        "[dsh_tool_fs.tools]\nother = acme_tools:PEEK\n"
-    )
+    (third_party / "entry_points.txt").write_text("[dsh_tool_fs.tools]\nother = acme_tools:PEEK\n")
     with pytest.raises(TypeError, match='"other" is not a ToolSpec of that name'):
         installed_tools()
     (third_party / "entry_points.txt").write_text("[dsh_tool_fs.tools]\nread = acme_tools:PEEK\n")

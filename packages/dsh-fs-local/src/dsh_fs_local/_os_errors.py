@@ -34,4 +34,3 @@ def os_error_text(exc: OSError) -> str:
     if exc.errno is not None:
         return os.strerror(exc.errno)
     return str(exc) or type(exc).__name__
-

@@ -44,6 +44,7 @@ UNDO_WAIT = 60.0
 def _same(value: Any) -> Any:
     return value
 
+
 __all__ = ["SshLoop", "finish", "run_to_end", "undone_if_cancelled"]
 
 
@@ -98,9 +99,7 @@ class SshLoop:
                 cls._shared = cls()
             return cls._shared
 
-    async def run(
-        self, coro: Coroutine[Any, Any, T], then: Callable[[T], R] = _same
-    ) -> R:
+    async def run(self, coro: Coroutine[Any, Any, T], then: Callable[[T], R] = _same) -> R:
         """Run ``coro`` on the SSH loop; return ``then(result)`` to the calling anyio task.
 
         ``then`` runs in the worker thread that waited (decoding a large text

@@ -385,9 +385,7 @@ class Remote:
                 raise not_found("list", display_path)
             if kind_of(spot.attrs) != "directory":
                 raise not_directory("list", display_path)
-            names = [
-                e for e in await sftp.readdir(spot.path) if e.filename not in (".", "..")
-            ]
+            names = [e for e in await sftp.readdir(spot.path) if e.filename not in (".", "..")]
             return list(
                 await asyncio.gather(
                     *(self._entry(sftp, spot.path, display_path, e, with_stat) for e in names)

@@ -304,4 +304,3 @@ async def sftp_scratch(sshd: SshServer, tmp_path: Path) -> AsyncIterator[SftpScr
         yield scratch
     finally:
         await scratch.aclose()
-

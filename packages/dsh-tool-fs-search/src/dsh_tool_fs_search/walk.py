@@ -140,7 +140,7 @@ def _as_verb(exc: FsError, verb: str) -> FsError:
     """A backend's ``cannot list "<p>": …`` as the search's ``cannot <verb> "<p>": …``."""
     for prefix in ("cannot list ", "cannot read ", "cannot resolve "):
         if exc.message.startswith(prefix):
-            return FsError(f"cannot {verb} {exc.message[len(prefix):]}", exc.code)
+            return FsError(f"cannot {verb} {exc.message[len(prefix) :]}", exc.code)
     return exc
 
 

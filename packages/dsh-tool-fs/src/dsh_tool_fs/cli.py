@@ -283,7 +283,7 @@ def _common_options() -> argparse.ArgumentParser:
         action="append",
         default=[],
         help="a keyword for the backend's constructor, VALUE as JSON or else a string "
-        '(repeatable; e.g. --backend-option connect_timeout=5, known_hosts=null)',
+        "(repeatable; e.g. --backend-option connect_timeout=5, known_hosts=null)",
     )
     group.add_argument(
         "--ssh-key",

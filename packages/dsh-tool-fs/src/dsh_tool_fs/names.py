@@ -44,9 +44,7 @@ def _escape(match: re.Match[str]) -> str:
 
 def needs_quoting(name: str) -> bool:
     """True when ``name`` must be written as a JSON string literal (see :func:`quote_name`)."""
-    return (
-        name.startswith('"') or name.endswith("@") or _SUSPICIOUS.search(name) is not None
-    )
+    return name.startswith('"') or name.endswith("@") or _SUSPICIOUS.search(name) is not None
 
 
 def quote_name(name: str) -> str:

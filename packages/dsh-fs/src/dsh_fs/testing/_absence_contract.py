@@ -21,9 +21,9 @@ from ._scratch import Scratch
 class AbsenceContract(ContractBase):
     """Present, deleted behind the backend, recreated, edited, deleted again::
 
-        root/
-        └── d/
-            └── f.txt   present, then removed and put back out of band
+    root/
+    └── d/
+        └── f.txt   present, then removed and put back out of band
     """
 
     async def _seen_then_deleted(self, scratch: Scratch) -> FsTarget:

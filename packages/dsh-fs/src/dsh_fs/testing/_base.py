@@ -62,7 +62,6 @@ class ContractBase:
         def anyio_backend(request): return request.param
     """
 
-
     supports_symlinks: ClassVar[bool] = True
     supports_special_files: ClassVar[bool] = True
     supports_hard_links: ClassVar[bool] = True

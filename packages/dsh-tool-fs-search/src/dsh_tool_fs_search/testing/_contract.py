@@ -50,23 +50,23 @@ def build_search_tree(
 ) -> None:
     """Build the search tree; modification times are ``BASE_NS`` + the second shown::
 
-        root/
-        ├── .gitignore        "*.log", "build/", "!keep.log"        1
-        ├── .ignore           "secret.txt"                          1
-        ├── .git/HEAD, .git/info/exclude ("*.tmp")                  1 (never entered)
-        ├── a.txt             "alpha" / "beta main"                 5
-        ├── b.log             ignored (*.log)                       6
-        ├── keep.log          "main log" (re-included)              4
-        ├── secret.txt        ignored (.ignore)                     6
-        ├── x.tmp             ignored (.git/info/exclude)           6
-        ├── bin.dat           "main\\0" (binary: grep skips it)      9
-        ├── build/out.py      ignored directory                     8
-        ├── src/app.py        "def main():" / "    main()"          7
-        ├── src/Util.py       "x = 1" / "main = 2" (CRLF)           7
-        ├── src/sub/deep.py   "# main"                              3
-        ├── "odd\\nname.txt"   a name the name rule quotes           2
-        ├── src/link.py -> app.py, linkdir -> src, dangling -> nope  (symlinks)
-        └── fifo              neither file nor directory (special files)
+    root/
+    ├── .gitignore        "*.log", "build/", "!keep.log"        1
+    ├── .ignore           "secret.txt"                          1
+    ├── .git/HEAD, .git/info/exclude ("*.tmp")                  1 (never entered)
+    ├── a.txt             "alpha" / "beta main"                 5
+    ├── b.log             ignored (*.log)                       6
+    ├── keep.log          "main log" (re-included)              4
+    ├── secret.txt        ignored (.ignore)                     6
+    ├── x.tmp             ignored (.git/info/exclude)           6
+    ├── bin.dat           "main\\0" (binary: grep skips it)      9
+    ├── build/out.py      ignored directory                     8
+    ├── src/app.py        "def main():" / "    main()"          7
+    ├── src/Util.py       "x = 1" / "main = 2" (CRLF)           7
+    ├── src/sub/deep.py   "# main"                              3
+    ├── "odd\\nname.txt"   a name the name rule quotes           2
+    ├── src/link.py -> app.py, linkdir -> src, dangling -> nope  (symlinks)
+    └── fifo              neither file nor directory (special files)
     """
     for path, (data, _) in SEARCH_TREE_FILES.items():
         scratch.put(path, data)
@@ -89,9 +89,7 @@ GREP_MAIN = (
 )
 """The body of ``grep main`` over the search tree."""
 
-STREAMING = pytest.mark.parametrize(
-    "stream_min", [10485760, 1], ids=["read_text", "stream_text"]
-)
+STREAMING = pytest.mark.parametrize("stream_min", [10485760, 1], ids=["read_text", "stream_text"])
 """Run a grep test with whole reads and with every file streamed: the results are the same."""
 
 
