@@ -408,17 +408,18 @@ class Remote:
         key = posixpath.join(parent, name)
         attrs: asyncssh.SFTPAttrs | None = entry.attrs
         assert attrs is not None
-        if kind_of(attrs) == "symlink":
+        link = kind_of(attrs) == "symlink"  # the entry itself, whatever it leads to
+        if link:
             try:
                 spot = await self._walker.walk(sftp, key)
             except (Outside, LinkLoop, ParentNotDirectory):
-                return FsDirEntry(name, "other", FsTarget(key, display))
+                return FsDirEntry(name, "other", FsTarget(key, display), symlink=True)
             if spot.attrs is None:
-                return FsDirEntry(name, "other", FsTarget(spot.path, display))
+                return FsDirEntry(name, "other", FsTarget(spot.path, display), symlink=True)
             key, attrs = spot.path, spot.attrs
         kind = entry_type(attrs)
         if not with_stat:
-            return FsDirEntry(name, kind, FsTarget(key, display))
+            return FsDirEntry(name, kind, FsTarget(key, display), symlink=link)
         return FsDirEntry(
             name,
             kind,
@@ -426,6 +427,7 @@ class Remote:
             version_of(attrs),
             attrs.size if kind == "file" else None,
             modified_ns(attrs),
+            symlink=link,
         )
 
     async def mutate(
