@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dsh_fs import FsError, FsErrorCode
+from dsh_tool_fs.envelope import render_envelope
 from dsh_tool_fs.names import quote_name
 from dsh_tool_fs.read_render import decimal_text
 
 __all__ = [
     "GlobPage",
     "build_glob_page",
-    "envelope",
     "glob_footer",
     "glob_value",
     "plural",
@@ -24,17 +24,6 @@ __all__ = [
 def plural(n: int, one: str, many: str) -> str:
     """``1 file``, ``2 files``."""
     return f"{n} {one if n == 1 else many}"
-
-
-def envelope(display_path: str, kind: str, lines: list[str], footer: str) -> str:
-    """A search's projection: the ``<path>``/``<type>``/``<content>`` envelope of list and
-    read, with ``lines``, a blank line and the footer (the footer alone when no line)."""
-    content = "\n".join(lines) + "\n\n" + footer if lines else footer
-    return (
-        f"<path>{quote_name(display_path)}</path>\n"
-        f"<type>{kind}</type>\n"
-        f"<content>\n{content}\n</content>"
-    )
 
 
 def stopped_footer(seconds: int) -> str:
@@ -114,7 +103,9 @@ def glob_footer(page: GlobPage) -> str:
 
 def render_glob(page: GlobPage) -> str:
     """The model projection: one path per line (the name rule), a blank line, the footer."""
-    return envelope(page.display_path, "glob", list(map(quote_name, page.files)), glob_footer(page))
+    return render_envelope(
+        page.display_path, "glob", list(map(quote_name, page.files)), glob_footer(page)
+    )
 
 
 def glob_value(page: GlobPage) -> dict[str, object]:

@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dsh_fs import FsError, FsErrorCode
+from dsh_tool_fs.envelope import render_envelope
 from dsh_tool_fs.names import quote_name
 from dsh_tool_fs.read_render import decimal_text
 
-from .glob_page import envelope, plural, stopped_footer
+from .glob_page import plural, stopped_footer
 
 __all__ = ["GrepMatch", "GrepPage", "GrepPageBuilder", "grep_footer", "grep_value", "render_grep"]
 
@@ -181,7 +182,7 @@ def render_grep(page: GrepPage) -> str:
             lines.append(quote_name(match.path))
             current = match.path
         lines.append(f"{match.number}: {match.text}")
-    return envelope(page.display_path, "grep", lines, grep_footer(page))
+    return render_envelope(page.display_path, "grep", lines, grep_footer(page))
 
 
 def grep_value(page: GrepPage) -> dict[str, object]:

@@ -16,6 +16,7 @@ from operator import attrgetter
 
 from dsh_fs import FsDirEntry, FsError, FsErrorCode
 
+from .envelope import render_envelope
 from .names import quote_name
 from .read_render import decimal_text
 
@@ -154,17 +155,8 @@ def list_footer(page: ListPage) -> str:
 
 def render_list(page: ListPage) -> str:
     """The model projection of a list page: the ``<path>``/``<type>``/``<content>`` envelope."""
-    footer = list_footer(page)
-    if page.entries:
-        body = "\n".join([quote_name(e.name) + _TYPE_MARK[e.type] for e in page.entries])
-        content = f"{body}\n\n{footer}"
-    else:
-        content = footer
-    return (
-        f"<path>{quote_name(page.display_path)}</path>\n"
-        "<type>directory</type>\n"
-        f"<content>\n{content}\n</content>"
-    )
+    names = [quote_name(e.name) + _TYPE_MARK[e.type] for e in page.entries]
+    return render_envelope(page.display_path, "directory", names, list_footer(page))
 
 
 def list_value(page: ListPage) -> dict[str, object]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .names import escape_controls, quote_name
+from .envelope import render_envelope
+from .names import escape_controls
 
 __all__ = ["edit_value", "render_edit", "render_error", "render_write", "write_value"]
 
@@ -16,13 +17,7 @@ __all__ = ["edit_value", "render_edit", "render_error", "render_write", "write_v
 def render_write(display_path: str, operation: Literal["create", "update"]) -> str:
     """Exactly five lines; ``<path>`` follows the name rule."""
     status = "Created file" if operation == "create" else "Updated file"
-    return (
-        f"<path>{quote_name(display_path)}</path>\n"
-        "<type>file</type>\n"
-        "<content>\n"
-        f"{status}\n"
-        "</content>"
-    )
+    return render_envelope(display_path, "file", [status])
 
 
 def render_edit(display_path: str, *, replace_all: bool) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.text import nth_newline
 
-from .names import quote_name
+from .envelope import render_envelope
 
 __all__ = [
     "ReadWindow",
@@ -336,17 +336,8 @@ def read_footer(window: ReadWindow) -> str:
 
 def render_read(display_path: str, window: ReadWindow) -> str:
     """The model projection of a read: the ``<path>``/``<type>``/``<content>`` envelope."""
-    footer = read_footer(window)
-    if window.lines:
-        body = "\n".join([f"{number}: {text}" for number, text in window.lines])
-        content = f"{body}\n\n{footer}"
-    else:
-        content = footer
-    return (
-        f"<path>{quote_name(display_path)}</path>\n"
-        "<type>file</type>\n"
-        f"<content>\n{content}\n</content>"
-    )
+    numbered = [f"{number}: {text}" for number, text in window.lines]
+    return render_envelope(display_path, "file", numbered, read_footer(window))
 
 
 def read_value(display_path: str, window: ReadWindow) -> dict[str, object]:
