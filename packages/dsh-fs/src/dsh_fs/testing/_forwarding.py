@@ -17,13 +17,15 @@ from .._types import (
     FsWriteOutcome,
     WriteIntent,
 )
+from ..held import HeldDirectory
 from ..workspace import Workspace
 
 F = TypeVar("F", bound=FileSystem)
 
 
 class ForwardingFileSystem(FileSystem, Generic[F]):
-    """Every primitive, and the workspace, of ``inner``: the base of a test wrapper.
+    """Every primitive, the workspace and the optional methods of ``inner``: the base of
+    a test wrapper.
 
     A wrapper that breaks one rule (to prove the kit catches it), records
     the calls a host makes, or holds a primitive at a gate overrides what it
@@ -42,6 +44,15 @@ class ForwardingFileSystem(FileSystem, Generic[F]):
     @property
     def workspace(self) -> Workspace | None:
         return self.inner.workspace
+
+    async def hold_directory(self, target: FsTarget, *, verb: str) -> HeldDirectory | None:
+        return await self.inner.hold_directory(target, verb=verb)
+
+    async def connect(self) -> None:
+        await self.inner.connect()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
     async def resolve(self, path: str, *, cwd: str | None = None) -> FsTarget:
         await self.entering("resolve")
