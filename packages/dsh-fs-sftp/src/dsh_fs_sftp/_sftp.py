@@ -39,9 +39,11 @@ from dsh_fs.text import (
 )
 from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace
 
+from ._attrs import State
+from ._connection import Address, ConnectFailure
 from ._lock import STALE_AFTER
 from ._loop import SshLoop
-from ._remote import Address, ConnectFailure, Remote, State
+from ._remote import Remote
 from ._requests import close_quietly
 
 DEFAULT_PORT = 22

@@ -1,0 +1,166 @@
+"""Publishing a file's new bytes over SFTP: a temporary beside it, ``fsync``, rename."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import posixpath
+import secrets
+from collections.abc import Awaitable, Callable
+
+import asyncssh
+
+from ._attrs import State, state_of, version_of
+from ._connection import LOST
+from ._lock import FileLocks, Held, temporary_prefix
+from ._loop import finish, run_to_end, undone_if_cancelled
+from ._requests import close_quietly, lstat_or_none, read_at
+from ._walk import kind_of
+
+
+async def rewrite(
+    locks: FileLocks,
+    sftp: asyncssh.SFTPClient,
+    path: str,
+    held: Held,
+    check: Callable[[State], None],
+    plan: Callable[[bytes | None], bytes],
+) -> tuple[str, bytes | None]:
+    """Inside the lock: check again, read the previous bytes, publish the new ones.
+
+    A temporary file beside the target (``.<name>.dsh-<pid>-<8 hex>.tmp``,
+    created exclusively while the previous bytes are read) gets the bytes,
+    the old permission bits and an mtime at least one second past the old
+    one, is ``fsync``\\ ed (``fsync@openssh.com``) and renamed over the
+    target (``posix-rename@openssh.com``). Until the rename, a refusal, a
+    failure or a cancellation removes the temporary file and leaves the
+    target as it was; once the rename is sent, the write completes.
+    """
+    attrs, *opened = held.along
+    old = opened[0] if opened else None
+    if isinstance(attrs, BaseException) or isinstance(old, BaseException):
+        if isinstance(old, asyncssh.SFTPClientFile):
+            await finish(close_quietly(old))
+        raise attrs if isinstance(attrs, BaseException) else old  # type: ignore[misc]
+    try:
+        check(state_of(attrs))
+    except BaseException:
+        if old is not None:
+            await finish(close_quietly(old))
+        raise
+    mode = None if attrs is None else (attrs.permissions or 0) & 0o7777
+    temporary = _temporary_name(path)
+    previous: bytes | None = None
+    # The temporary file is created while the previous bytes are read.
+    creating = asyncio.ensure_future(_create(sftp, temporary, mode))
+    try:
+        if attrs is not None:
+            if old is None:  # it appeared after the walk
+                old = await sftp.open(path, "rb")
+            previous = await _read_then_close(old, int(attrs.size or 0))
+        elif old is not None:
+            await finish(close_quietly(old))
+        handle = await creating
+    except BaseException:
+        await finish(_abandon(sftp, creating, temporary))
+        raise
+    try:
+        data = plan(previous)
+        mtime = held.server_time
+        if attrs is not None and attrs.mtime is not None:
+            mtime = max(mtime, int(attrs.mtime) + 1)
+        await handle.write(data, 0)
+        # The server answers requests in order: the metadata, the fsync and the
+        # stat of the result go out together (asyncssh sends each at once).
+        final = asyncssh.SFTPAttrs(permissions=mode, atime=mtime, mtime=mtime)
+        _, _, written = await asyncio.gather(handle.setstat(final), handle.fsync(), handle.stat())
+    except BaseException:
+        await finish(_discard(sftp, handle, temporary))
+        raise
+    release = locks.release_request(sftp, held)
+    version = await run_to_end(_commit(sftp, handle, temporary, path, written, release))
+    return version, previous
+
+
+async def _abandon(
+    sftp: asyncssh.SFTPClient, creating: asyncio.Future[asyncssh.SFTPClientFile], temporary: str
+) -> None:
+    """Make sure the temporary file ``creating`` makes does not stay: cancel the creation
+    (which then undoes itself) or remove what it created."""
+    if not creating.done():
+        creating.cancel()
+        await asyncio.wait([creating])
+    if not creating.cancelled() and creating.exception() is None:
+        await _discard(sftp, creating.result(), temporary)
+
+
+def _temporary_name(path: str) -> str:
+    """``.<name>.dsh-<pid>-<8 hex>.tmp`` beside ``path`` (the naming rule of the local backend)."""
+    name = f"{temporary_prefix(path)}{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    return posixpath.join(posixpath.dirname(path), name)
+
+
+async def _create(
+    sftp: asyncssh.SFTPClient, temporary: str, mode: int | None
+) -> asyncssh.SFTPClientFile:
+    # A replacement starts private (0600) and gets the old mode before it is
+    # published; a new file gets what the server's open() gives (0666 & ~umask).
+    permissions = 0o600 if mode is not None else 0o666
+    return await undone_if_cancelled(
+        sftp.open(temporary, "xb", asyncssh.SFTPAttrs(permissions=permissions)),
+        lambda handle: _discard(sftp, handle, temporary),
+    )
+
+
+async def open_or_none(sftp: asyncssh.SFTPClient, path: str) -> asyncssh.SFTPClientFile | None:
+    try:
+        return await sftp.open(path, "rb")
+    except asyncssh.SFTPNoSuchFile:
+        return None
+
+
+async def _read_then_close(handle: asyncssh.SFTPClientFile, size: int) -> bytes:
+    try:
+        return await read_at(handle, size)
+    finally:
+        await finish(close_quietly(handle))
+
+
+async def _commit(
+    sftp: asyncssh.SFTPClient,
+    handle: asyncssh.SFTPClientFile,
+    temporary: str,
+    path: str,
+    attrs: asyncssh.SFTPAttrs,
+    release: Awaitable[None],
+) -> str:
+    """Close, rename over the target and release the lock: one round trip."""
+    _, renamed, _ = await asyncio.gather(
+        handle.close(), sftp.posix_rename(temporary, path), release, return_exceptions=True
+    )
+    if isinstance(renamed, BaseException):
+        if not isinstance(renamed, LOST):
+            await _discard(sftp, None, temporary)
+        raise renamed
+    return version_of(attrs)
+
+
+async def _discard(
+    sftp: asyncssh.SFTPClient, handle: asyncssh.SFTPClientFile | None, temporary: str
+) -> None:
+    """Remove an unpublished temporary file (gone with a lost connection: it is swept when
+    the target's lock is next broken)."""
+    if handle is not None:
+        await close_quietly(handle)
+    with contextlib.suppress(asyncssh.Error, OSError):
+        await sftp.remove(temporary)
+
+
+async def make_directory(sftp: asyncssh.SFTPClient, path: str) -> None:
+    try:
+        await sftp.mkdir(path)
+    except asyncssh.SFTPFailure:
+        attrs = await lstat_or_none(sftp, path)
+        if attrs is None or kind_of(attrs) != "directory":
+            raise
