@@ -1,5 +1,7 @@
 """Write docs/reference/: every tool's schema, every message, every error code, every footer.
 
+Kept as one file: one generator, whose page writers share the example stack and its calls.
+
 The reference is generated, not written by hand, so that it cannot drift
 from the code: the tool pages come from the installed tools' ``ToolSpec``
 definitions, and every message and footer is what the real stack answers to

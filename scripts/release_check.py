@@ -1,5 +1,7 @@
 """The release check: are the distributions ready to upload, each on its own?
 
+Kept as one file: a script run on its own from a clean checkout, its steps in order.
+
     python3 scripts/release_check.py
 
 Run from anywhere (it finds the repository from its own path); needs

@@ -1,5 +1,7 @@
 """Workspace containment (SPEC 3.3, 6) through every surface a user reaches the tools by.
 
+Kept as one file: one table of calls, run through all four surfaces.
+
 One table of calls, run through four surfaces: the Python API
 (``ToolFs.from_entry_points(...).execute``), ``dsh-fs call`` (one process per
 call), ``dsh-fs session`` (one process, JSON lines) and ``dsh-fs mcp`` (one

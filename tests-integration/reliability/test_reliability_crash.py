@@ -1,5 +1,7 @@
 """Crash safety: SIGKILL a process in the middle of ``write``/``edit`` calls.
 
+Kept as one file: the crash trial, its checker and its report are one experiment.
+
 A child (forked from the pre-imported fork server) observes the target
 through ``ToolFs`` on the local backend with the policy, announces each
 mutation (``start``) and its success (``done``), alternating full ``write``s

@@ -1,5 +1,7 @@
 """The hostile input table: whatever the model or the disk throws at the tools.
 
+Kept as one file: one table of hostile inputs; its row families share the snapshot and the call.
+
 One parametrized test per row family. Every row makes one call through
 ``ToolFs`` on the local backend (with the policy unless the row says
 otherwise) and asserts the exact model-facing text of SPEC 5.8 — for an error

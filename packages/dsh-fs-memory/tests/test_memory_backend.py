@@ -1,4 +1,7 @@
-"""Behaviour of MemoryFileSystem: the primitives, with the exact model-facing messages."""
+"""Behaviour of MemoryFileSystem: the primitives, with the exact model-facing messages.
+
+Kept as one file: the memory backend's own cases, in the order of the seam's primitives.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """The kit can fail: deliberately broken backends, each with one bug, fail the kit tests
 that look at that bug — while the healthy memory backend passes the very same tests.
 
+Kept as one file: one table of (bug, kit test), with the broken backends it names.
+
 Each broken backend wraps a ``MemoryFileSystem`` and breaks one rule. The kit's
 test methods are called directly (in process) for a table of (bug, kit test);
 one end-to-end run also shows ``pytest`` itself reporting the failures of a
@@ -35,7 +37,7 @@ from dsh_fs import (
     WriteIntent,
 )
 from dsh_fs.testing import FileSystemContract, ForwardingFileSystem, Scratch
-from dsh_fs.testing._concurrency_contract import CANCEL_STEPS
+from dsh_fs.testing._cancellation_contract import CANCEL_STEPS
 from dsh_fs.workspace import CWD_ROOT, RootsOption
 from dsh_fs_memory import MemoryFileSystem, MemoryScratch
 

@@ -25,7 +25,8 @@ which; to run the kit on both anyio backends (``trio`` installed), add to
 from . import _assert_rewrite  # first: before the contract modules are imported
 from ._absence_contract import AbsenceContract
 from ._base import ContractBase, requires
-from ._concurrency_contract import CancellationContract, SerializationContract
+from ._cancellation_contract import CancellationContract
+from ._concurrency_contract import SerializationContract
 from ._containment_contract import ContainmentContract, build_containment_tree
 from ._contract import FileSystemContract
 from ._edit_contract import EditContract

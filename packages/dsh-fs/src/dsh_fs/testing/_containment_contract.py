@@ -1,5 +1,7 @@
 """Contract of workspace containment, through the constructor parameters.
 
+Kept as one module: every case works on the one tree drawn below.
+
 Every test builds its backend with ``scratch.backend(cwd, roots=…,
 read_only_roots=…, read_only=…)`` over this tree (``<root>`` is
 ``scratch.root``)::

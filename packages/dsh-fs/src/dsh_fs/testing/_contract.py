@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ._absence_contract import AbsenceContract
-from ._concurrency_contract import CancellationContract, SerializationContract
+from ._cancellation_contract import CancellationContract
+from ._concurrency_contract import SerializationContract
 from ._containment_contract import ContainmentContract
 from ._edit_contract import EditContract
 from ._list_contract import ListContract
