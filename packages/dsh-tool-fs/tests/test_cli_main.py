@@ -357,8 +357,14 @@ def test_a_missing_cwd_is_one_line_before_anything_runs(dsh_fs: Any, tmp_path: A
 @pytest.mark.parametrize(
     ("argv", "error"),
     [
-        (["call", "nosuch", "{}"], 'dsh-fs call: error: unknown tool "nosuch" (tools: list, read)'),
-        (["session"], 'dsh-fs session: error: --tools: unknown tool "nosuch" (installed: '),
+        (
+            ["call", "nosuch", "{}", "--tools", "list,read"],
+            'dsh-fs call: error: unknown tool "nosuch" (tools: list, read)',
+        ),
+        (
+            ["session", "--tools", "read,nosuch"],
+            'dsh-fs session: error: --tools: unknown tool "nosuch" (installed: ',
+        ),
     ],
     ids=["call", "tools"],
 )
@@ -366,8 +372,7 @@ def test_an_unknown_tool_is_refused_before_the_backend_is_built(
     dsh_fs: Any, argv: list[str], error: str
 ) -> None:
     # "picky" rejects every root when it is built: its error would mean the roots were opened.
-    tools = "list,read" if argv[0] == "call" else "read,nosuch"
-    run = dsh_fs(*argv, "--backend", "picky", "--cwd", "/w", "--tools", tools)
+    run = dsh_fs(*argv, "--backend", "picky", "--cwd", "/w")
     assert (run.status, run.stdout) == (2, b"")
     assert run.stderr.startswith(error)
     assert run.stderr.count("\n") == 1

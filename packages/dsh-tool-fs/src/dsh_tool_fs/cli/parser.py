@@ -91,7 +91,8 @@ a workspace on another machine, over SSH (pip install dsh-fs-sftp):
   dsh-fs mcp --backend sftp --cwd sftp://agent@sandbox.example:22/home/agent/app \\
              --ssh-key ~/.ssh/agent_ed25519 --known-hosts ~/.ssh/known_hosts
 
-The guides: {DOCS}/mcp-server.md, {DOCS}/remote-workspaces.md
+The guides: {DOCS}/mcp-server.md
+            {DOCS}/remote-workspaces.md
 """
 
 _WORKSPACE_HELP = """\
