@@ -158,6 +158,12 @@ def _settings(model: type[BaseModel]) -> dict[str, Setting]:
     }
 
 
+@functools.cache
+def _optional(model: type[BaseModel]) -> frozenset[str]:
+    """The names of ``model``'s fields that have a default (once per model)."""
+    return frozenset(name for name, field in model.model_fields.items() if not field.is_required())
+
+
 # -- the model -----------------------------------------------------------------------------
 
 
@@ -182,11 +188,9 @@ class ToolArguments(BaseModel):
         # Models send null for an optional key they mean to leave out; pydantic has no such option.
         if not isinstance(data, dict):
             return data
-        fields = cls.model_fields
+        optional = _optional(cls)
         given = {
-            key: value
-            for key, value in data.items()
-            if not (value is None and key in fields and not fields[key].is_required())
+            key: value for key, value in data.items() if not (value is None and key in optional)
         }
         config = _config_of(info)
         for name, setting in _settings(cls).items():
