@@ -92,15 +92,17 @@ def test_an_integral_float_is_accepted_as_an_integer() -> None:
 
 
 def test_null_for_an_optional_key_means_absent() -> None:
-    assert validate_arguments("list", {"path": None, "offset": None}, CONFIG) == ListArgs(".", 1)
+    assert validate_arguments("list", {"path": None, "offset": None}, CONFIG) == ListArgs(
+        path=".", offset=1
+    )
     assert validate_arguments(
         "read", {"file_path": "a", "offset": None, "limit": None}, CONFIG
-    ) == ReadArgs("a", 1, 2000)
+    ) == ReadArgs(file_path="a", offset=1, limit=2000)
     assert validate_arguments(
         "edit",
         {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": None},
         CONFIG,
-    ) == EditArgs("a", "x", "y", False)
+    ) == EditArgs(file_path="a", old_string="x", new_string="y", replace_all=False)
 
 
 def test_null_for_a_required_key_is_a_wrong_type() -> None:
@@ -159,7 +161,7 @@ def test_limit_must_not_exceed_the_read_limit() -> None:
         "limit must be less than or equal to 10"
     )
     assert validate_arguments("read", {"file_path": "a", "limit": 10}, small) == ReadArgs(
-        "a", 1, 10
+        file_path="a", offset=1, limit=10
     )
 
 
@@ -185,7 +187,7 @@ def test_whitespace_old_string_is_a_real_old_string() -> None:
     args = validate_arguments(
         "edit", {"file_path": "a", "old_string": " ", "new_string": ""}, CONFIG
     )
-    assert args == EditArgs("a", " ", "", False)
+    assert args == EditArgs(file_path="a", old_string=" ", new_string="", replace_all=False)
 
 
 def test_old_and_new_string_must_differ() -> None:
@@ -196,16 +198,20 @@ def test_old_and_new_string_must_differ() -> None:
 
 def test_valid_arguments_become_typed_objects() -> None:
     assert validate_arguments("list", {}, CONFIG) == ListArgs(path=".", offset=1)
-    assert validate_arguments("list", {"path": "src", "offset": 3}, CONFIG) == ListArgs("src", 3)
-    assert validate_arguments("read", {"file_path": "a"}, CONFIG) == ReadArgs("a", 1, 2000)
+    assert validate_arguments("list", {"path": "src", "offset": 3}, CONFIG) == ListArgs(
+        path="src", offset=3
+    )
+    assert validate_arguments("read", {"file_path": "a"}, CONFIG) == ReadArgs(
+        file_path="a", offset=1, limit=2000
+    )
     assert validate_arguments("write", {"file_path": "a", "content": ""}, CONFIG) == WriteArgs(
-        "a", ""
+        file_path="a", content=""
     )
     assert validate_arguments(
         "edit",
         {"file_path": "a", "old_string": "x", "new_string": "", "replace_all": True},
         CONFIG,
-    ) == EditArgs("a", "x", "", True)
+    ) == EditArgs(file_path="a", old_string="x", new_string="", replace_all=True)
 
 
 @pytest.mark.parametrize("path", ["/", "src/", "a.txt/", " /", "//"])
@@ -220,8 +226,10 @@ def test_a_file_path_that_ends_with_a_slash_names_a_directory(path: str) -> None
 
 
 def test_a_slash_inside_or_before_trailing_space_is_a_file_path() -> None:
-    assert validate_arguments("read", {"file_path": "src/a.txt"}, CONFIG) == ReadArgs("src/a.txt")
-    assert validate_arguments("read", {"file_path": "a/ "}, CONFIG) == ReadArgs("a/ ")
+    assert validate_arguments("read", {"file_path": "src/a.txt"}, CONFIG) == ReadArgs(
+        file_path="src/a.txt"
+    )
+    assert validate_arguments("read", {"file_path": "a/ "}, CONFIG) == ReadArgs(file_path="a/ ")
 
 
 def test_the_slash_rule_is_a_value_rule_of_file_path_in_parameter_order() -> None:
@@ -236,7 +244,7 @@ def test_the_slash_rule_is_a_value_rule_of_file_path_in_parameter_order() -> Non
 
 
 def test_a_list_path_may_end_with_a_slash() -> None:
-    assert validate_arguments("list", {"path": "src/"}, CONFIG) == ListArgs("src/")
+    assert validate_arguments("list", {"path": "src/"}, CONFIG) == ListArgs(path="src/")
 
 
 @pytest.mark.anyio

@@ -351,3 +351,47 @@ def test_a_missing_cwd_is_one_line_before_anything_runs(dsh_fs: Any, tmp_path: A
     run = dsh_fs("session", "--cwd", str(missing), stdin=requests({"tool": "list"}))
     assert (run.status, run.stdout) == (2, b"")
     assert run.stderr == f'dsh-fs: --cwd "{missing}": not a directory\n'
+
+
+@pytest.mark.usefixtures("odd_backends")
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (
+            ["call", "nosuch", "{}", "--tools", "list,read"],
+            'dsh-fs call: error: unknown tool "nosuch" (tools: list, read)',
+        ),
+        (
+            ["session", "--tools", "read,nosuch"],
+            'dsh-fs session: error: --tools: unknown tool "nosuch" (installed: ',
+        ),
+    ],
+    ids=["call", "tools"],
+)
+def test_an_unknown_tool_is_refused_before_the_backend_is_built(
+    dsh_fs: Any, argv: list[str], error: str
+) -> None:
+    # "picky" rejects every root when it is built: its error would mean the roots were opened.
+    run = dsh_fs(*argv, "--backend", "picky", "--cwd", "/w")
+    assert (run.status, run.stdout) == (2, b"")
+    assert run.stderr.startswith(error)
+    assert run.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["call", "nosuch", "{}"], 'dsh-fs call: error: unknown tool "nosuch" (tools: list, '),
+        (
+            ["session", "--tools", "read,nosuch"],
+            'dsh-fs session: error: --tools: unknown tool "nosuch" (installed: list, ',
+        ),
+    ],
+    ids=["call", "tools"],
+)
+def test_an_unknown_tool_is_the_error_reported_before_a_missing_cwd(
+    dsh_fs: Any, tmp_path: Any, argv: list[str], error: str
+) -> None:
+    run = dsh_fs(*argv, "--cwd", str(tmp_path / "nope"))
+    assert (run.status, run.stdout) == (2, b"")
+    assert run.stderr.startswith(error)

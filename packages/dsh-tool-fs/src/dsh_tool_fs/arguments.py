@@ -19,7 +19,6 @@ reason.
 from __future__ import annotations
 
 import functools
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -29,6 +28,7 @@ from pydantic import (
     ConfigDict,
     GetJsonSchemaHandler,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
@@ -50,10 +50,13 @@ __all__ = [
 ]
 
 _DEFAULT_CONFIG = ToolFsConfig()
-# The config of the validation under way. Not pydantic's validation context: a model with its
-# own __init__ (ToolArguments takes fields in order) is validated through it, without context.
-_CONFIG: ContextVar[ToolFsConfig] = ContextVar("dsh_tool_fs_config", default=_DEFAULT_CONFIG)
 M = TypeVar("M", bound="ToolArguments")
+
+
+def _config_of(info: ValidationInfo) -> ToolFsConfig:
+    """The config a validation runs under: :meth:`ArgumentSchema.validate` passes it as the
+    pydantic validation context; any other validation of a model runs under the default."""
+    return info.context if isinstance(info.context, ToolFsConfig) else _DEFAULT_CONFIG
 
 
 class ToolArgumentError(ValueError):
@@ -126,7 +129,7 @@ class Setting:
         schema["maximum"] = schema["default"] = self.of(config)
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
-        return core_schema.no_info_after_validator_function(self._at_most, handler(source))
+        return core_schema.with_info_after_validator_function(self._at_most, handler(source))
 
     def __get_pydantic_json_schema__(
         self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
@@ -135,8 +138,8 @@ class Setting:
         self.show(json_schema, _DEFAULT_CONFIG)
         return json_schema
 
-    def _at_most(self, value: int) -> int:
-        bound = self.of(_CONFIG.get())
+    def _at_most(self, value: int, info: ValidationInfo) -> int:
+        bound = self.of(_config_of(info))
         if value > bound:
             raise PydanticCustomError(
                 "less_than_equal", "Input should be less than or equal to {le}", {"le": bound}
@@ -155,14 +158,23 @@ def _settings(model: type[BaseModel]) -> dict[str, Setting]:
     }
 
 
+@functools.cache
+def _optional(model: type[BaseModel]) -> frozenset[str]:
+    """The names of ``model``'s fields that have a default (once per model)."""
+    return frozenset(name for name, field in model.model_fields.items() if not field.is_required())
+
+
 # -- the model -----------------------------------------------------------------------------
 
 
 class ToolArguments(BaseModel):
     """The base of every tool's argument model: closed, strict and immutable.
 
-    A subclass declares the fields; they can also be given in order, as a
-    record (``ReadArgs("a.txt", 1, 20)``). Validation under a config
+    A subclass declares the fields and is built with keywords, like any
+    pydantic model (``ReadArgs(file_path="a.txt", limit=20)``); it has no
+    ``__init__`` of its own, so pydantic validates a call's arguments in one
+    pass (a custom ``__init__`` would be called from inside the validation,
+    and validate again). Validation under a config
     (:meth:`ArgumentSchema.validate`) takes the :class:`Setting` defaults and
     bounds from that config; elsewhere they are the default config's.
     """
@@ -170,26 +182,17 @@ class ToolArguments(BaseModel):
     # defer_build: a process builds the validator of the tools it calls, not of all of them.
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
-    # pydantic models take keywords only; the arguments are records, built in order in the bodies.
-    def __init__(self, /, *values: Any, **fields: Any) -> None:
-        names = list(type(self).model_fields)
-        if len(values) > len(names):
-            raise TypeError(f"{type(self).__name__} takes at most {len(names)} arguments")
-        super().__init__(**dict(zip(names, values, strict=False)), **fields)
-
     @model_validator(mode="before")
     @classmethod
-    def _null_means_absent(cls, data: Any) -> Any:
+    def _null_means_absent(cls, data: Any, info: ValidationInfo) -> Any:
         # Models send null for an optional key they mean to leave out; pydantic has no such option.
         if not isinstance(data, dict):
             return data
-        fields = cls.model_fields
+        optional = _optional(cls)
         given = {
-            key: value
-            for key, value in data.items()
-            if not (value is None and key in fields and not fields[key].is_required())
+            key: value for key, value in data.items() if not (value is None and key in optional)
         }
-        config = _CONFIG.get()
+        config = _config_of(info)
         for name, setting in _settings(cls).items():
             given.setdefault(name, setting.of(config))
         return given
@@ -230,14 +233,11 @@ class ArgumentSchema(Generic[M]):
         first broken value rule (each in parameter order), then the rules
         over several arguments (the model's own ``model_validator``).
         """
-        token = _CONFIG.set(self.config)
         try:
-            return self.model.model_validate(args)
+            return self.model.model_validate(args, context=self.config)
         except ValidationError as exc:
             first = min(exc.errors(include_url=False), key=_stage)
             raise ToolArgumentError(_message(self.model, first)) from None
-        finally:
-            _CONFIG.reset(token)
 
 
 def _stage(error: ErrorDetails) -> int:

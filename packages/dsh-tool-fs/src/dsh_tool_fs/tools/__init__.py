@@ -40,6 +40,7 @@ __all__ = [
     "build_prompt_sections",
     "installed_tool_names",
     "installed_tools",
+    "offered_tool_names",
 ]
 
 TOOLS: tuple[ToolSpec[Any, Any], ...] = (LIST, READ, WRITE, EDIT)
@@ -61,6 +62,23 @@ def installed_tool_names() -> list[str]:
     return [*(spec.name for spec in TOOLS), *(ep.name for ep in points)]
 
 
+def offered_tool_names(names: Iterable[str] | None = None) -> list[str]:
+    """The names :func:`installed_tools` ``(names)`` offers, in its order, without importing a
+    tool; a name that is not installed raises :class:`UnknownToolError` as it does."""
+    return _offered(installed_tool_names(), names)
+
+
+def _offered(available: list[str], names: Iterable[str] | None) -> list[str]:
+    if names is None:
+        return available
+    chosen: set[str] = set()
+    for name in names:
+        if name not in available:
+            raise UnknownToolError(f'unknown tool "{name}" (installed: {", ".join(available)})')
+        chosen.add(name)
+    return [name for name in available if name in chosen]
+
+
 def installed_tools(names: Iterable[str] | None = None) -> tuple[ToolSpec[Any, Any], ...]:
     """The built-in tools, then every :data:`TOOLS_GROUP` entry point's, in name order.
 
@@ -76,14 +94,7 @@ def installed_tools(names: Iterable[str] | None = None) -> tuple[ToolSpec[Any, A
     for ep in points:
         if ep.name in builtin:
             raise ValueError(f'{TOOLS_GROUP} entry point "{ep.name}": that tool already exists')
-    available = [*builtin, *(ep.name for ep in points)]
-    chosen = set(available)
-    if names is not None:
-        chosen = set()
-        for name in names:
-            if name not in available:
-                raise UnknownToolError(f'unknown tool "{name}" (installed: {", ".join(available)})')
-            chosen.add(name)
+    chosen = set(_offered([*builtin, *(ep.name for ep in points)], names))
     tools = [spec for name, spec in builtin.items() if name in chosen]
     for ep in points:
         if ep.name in chosen:
