@@ -1,16 +1,20 @@
-"""``apply_edit`` edits files with one consistent line ending in their own bytes.
+"""``apply_edit`` edits UTF-8 bytes; the result is what editing the text gives.
 
 The result must be exactly what the straightforward algorithm gives — the
 one below, ``reference_apply_edit``, which is ``apply_edit`` as it was before
-the byte-level path: decode, normalize the whole text to LF, match, replace,
+it worked on bytes: decode, normalize the whole text to LF, match, replace,
 write the dominant line ending back, encode. Every field of the outcome
 (``before``, ``after``, ``data``, ``replacements``) and every error (message
 and code) is compared over random files: consistent CRLF, consistent LF, mixed
 endings, lone ``\\r``, ``\\r\\r\\n``, BOM or not, multi-byte characters,
-invalid UTF-8, NUL, long first lines around the 4096-character sniff.
+invalid UTF-8, NUL, long first lines around the 4096-character sniff. The
+growth an edit reports is checked against the bytes it stores on the same files.
 """
 
 from __future__ import annotations
+
+import re
+from unittest import mock
 
 import pytest
 from dsh_fs import FsEditRequest, FsError, FsErrorCode
@@ -175,6 +179,8 @@ def cases(draw: st.DrawFn) -> tuple[bytes, FsEditRequest]:
 @example(case=(b"a\nb", FsEditRequest("a", "\ud800")))
 @example(case=(b"a\nb", FsEditRequest("\ud800", "x")))
 @example(case=(b"a\rb", FsEditRequest("b", "\nc")))
+@example(case=(b"x\r\nx\rZ\r\n", FsEditRequest("x\r", "y")))
+@example(case=(b"x\r\nx\rZ\r\nx\r\r\n", FsEditRequest("x\r", "y", replace_all=True)))
 def test_apply_edit_equals_the_reference(case: tuple[bytes, FsEditRequest]) -> None:
     assert_same(*case)
 
@@ -186,7 +192,36 @@ def test_apply_edit_equals_the_reference_long(case: tuple[bytes, FsEditRequest])
     assert_same(*case)
 
 
-# --- the cases the byte-level path must get right, one by one ---------------
+@settings(max_examples=300, deadline=None)
+@given(case=cases())
+def test_the_growth_reported_is_what_the_edit_adds_but_bare_lf_given_a_cr(
+    case: tuple[bytes, FsEditRequest],
+) -> None:
+    """With a limit below any growth, the refusal names ``len(data) - len(raw)`` of the
+    edit that would be stored, less the bare ``\\n`` a CRLF file's rewrite gives a ``\\r``
+    (counting those would take a pass over the file)."""
+    raw, edit = case
+    try:
+        data = apply_edit(raw, edit, P).data
+    except FsError:
+        return
+    body = raw.removeprefix(BOM)
+    crlf = uses_crlf(body.decode("utf-8"))
+    bare_lf = body.count(b"\n") - body.count(b"\r\n") if crlf else 0
+    with (
+        mock.patch.object(text_module, "EDIT_GROWTH_MAX_BYTES", -(10**9)),
+        pytest.raises(FsError) as caught,
+    ):
+        apply_edit(raw, edit, P)
+    assert caught.value.code is FsErrorCode.FS_TOO_LARGE
+    reported = re.fullmatch(
+        r'cannot edit ".*": the edit would grow the file by (-?\d+) .*', str(caught.value)
+    )
+    assert reported is not None
+    assert int(reported[1]) == len(data) - len(raw) - bare_lf
+
+
+# --- the cases the byte-level rule must get right, one by one ---------------
 
 
 @pytest.mark.parametrize("first_line", [4093, 4094, 4095, 4096])
@@ -252,30 +287,23 @@ def test_the_bom_is_kept_and_never_matched() -> None:
 
 
 @pytest.mark.parametrize(
-    "raw",
-    [b"a\r\nb\r\nc", b"a\nb\nc", b"a\rb\nc", BOM + b"a\r\nb\r\n", b"", b"abc"],
+    ("body", "lf", "paired"),
+    [
+        (b"a\r\nb\r\nc", b"a\nb\nc", True),
+        (b"a\nb\nc", b"a\nb\nc", False),
+        (b"a\rb\nc", b"a\rb\nc", False),
+        (b"", b"", False),
+        (b"a\r\nb\nc", b"a\nb\nc", False),
+        (b"a\r\r\nb", b"a\r\nb", False),
+        (b"a\r\nb\rc", b"a\nb\rc", False),
+        (b"\n\r\n", b"\n\n", False),
+    ],
 )
-def test_files_with_one_line_ending_take_the_byte_level_path(
-    raw: bytes, monkeypatch: pytest.MonkeyPatch
+def test_the_lf_bytes_and_whether_every_cr_and_lf_is_paired(
+    body: bytes, lf: bytes, paired: bool
 ) -> None:
-    def general_path(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdit:
-        raise AssertionError("took the general path")
-
-    monkeypatch.setattr(text_module, "_apply_edit_mixed", general_path)
-    outcome(apply_edit, raw, FsEditRequest("b", "x\ny"))
-
-
-@pytest.mark.parametrize("raw", [b"a\r\nb\nc", b"a\r\r\nb", b"a\r\nb\rc", b"\n\r\n"])
-def test_mixed_line_endings_and_lone_cr_with_crlf_take_the_general_path(
-    raw: bytes, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    taken: list[bytes] = []
-    general_path = text_module._apply_edit_mixed
-
-    def spy(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdit:
-        taken.append(raw)
-        return general_path(raw, edit, display_path)
-
-    monkeypatch.setattr(text_module, "_apply_edit_mixed", spy)
-    outcome(apply_edit, raw, FsEditRequest("b", "x"))
-    assert taken == [raw]
+    """Only a file whose every ``\\r`` and ``\\n`` is in a pair is edited in its own CRLF
+    bytes; a file without any pair is its own LF bytes (the same object, no copy)."""
+    assert text_module._lf_bytes(body) == (lf, paired)
+    if b"\r\n" not in body:
+        assert text_module._lf_bytes(body)[0] is body
