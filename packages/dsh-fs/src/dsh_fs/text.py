@@ -267,9 +267,17 @@ class AppliedEdit:
     """Previous content, LF-normalized, without BOM."""
     after: str
     """New content, LF-normalized, without BOM."""
-    data: bytes
-    """What to store: ``after`` with the dominant line ending and BOM restored."""
+    chunks: tuple[Bytes, ...]
+    """What to store, in pieces to be written one after the other: ``after``
+    with the dominant line ending and BOM restored. A single replacement in
+    the file's own bytes is views of those bytes around the new string, so a
+    backend that writes the pieces (``os.writev``) never copies the file."""
     replacements: int
+
+    @property
+    def data(self) -> bytes:
+        """What to store, in one piece (a copy, unless there is only one piece)."""
+        return b"".join(self.chunks)
 
 
 def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdit:
@@ -319,22 +327,27 @@ def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdi
     rewrite = 0 if crlf else len(lf) - len(body)
     per_match = len(_stored(new_bytes, crlf)) - len(_stored(old_bytes, crlf))
     _check_growth(rewrite + replacements * per_match, display_path)
-    if own_bytes:
+    if own_bytes:  # the file's bytes already are the stored form: edit them
         source, old_bytes, new_bytes = body, _stored(old_bytes, crlf), _stored(new_bytes, crlf)
-    else:
+    else:  # edit the LF bytes; they get the dominant ending afterwards
         source = lf
-    del (
-        lf
-    )  # without the LF bytes, their memory serves ``after`` (docs/maintaining/benchmarks.md, W6)
+    del lf  # the LF copy's memory then serves ``after`` (docs/maintaining/benchmarks.md, W6)
     limit = -1 if edit.replace_all else 1
     after = before.replace(old, new, limit)
-    edited = source.replace(old_bytes, new_bytes, limit)
-    return AppliedEdit(
-        before=before,
-        after=after,
-        data=bom + (edited if own_bytes else _stored(edited, crlf)),
-        replacements=replacements,
-    )
+    pieces = _replaced(source, old_bytes, new_bytes, limit)
+    if crlf and not own_bytes:
+        pieces = (_stored(b"".join(pieces), crlf),)
+    return AppliedEdit(before, after, (bom, *pieces) if bom else pieces, replacements)
+
+
+def _replaced(data: bytes, old: bytes, new: bytes, limit: int) -> tuple[Bytes, ...]:
+    """``data`` with ``old`` replaced by ``new`` (once, or everywhere with ``limit=-1``), in
+    pieces: one replacement is views of ``data`` around ``new``, without a copy of it."""
+    if limit != 1:
+        return (data.replace(old, new, limit),)
+    at = data.find(old)
+    view = memoryview(data)
+    return (view[:at], new, view[at + len(old) :])
 
 
 def _lf_bytes(body: bytes) -> tuple[bytes, bool]:
