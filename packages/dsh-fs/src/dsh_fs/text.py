@@ -331,7 +331,7 @@ def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdi
         source, old_bytes, new_bytes = body, _stored(old_bytes, crlf), _stored(new_bytes, crlf)
     else:  # edit the LF bytes; they get the dominant ending afterwards
         source = lf
-    del lf  # the LF copy's memory then serves ``after`` (docs/maintaining/benchmarks.md, W6)
+    del lf  # a CRLF file's LF copy is freed: its memory serves ``after``, not fresh pages
     limit = -1 if edit.replace_all else 1
     after = before.replace(old, new, limit)
     pieces = _replaced(source, old_bytes, new_bytes, limit)
