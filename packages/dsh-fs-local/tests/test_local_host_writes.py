@@ -526,3 +526,24 @@ async def test_a_failed_write_removes_the_directories_it_created(
     )
     assert scratch.names() == ["keep"]
     assert scratch.names("keep") == []
+
+
+async def test_an_edit_written_in_pieces_survives_short_writes(
+    scratch: Scratch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit's bytes go out as pieces (views of the old bytes around the new string);
+    a kernel that takes a few bytes per ``writev`` still gets every byte, in order."""
+    real_writev = os.writev
+    calls = 0
+
+    def short_writev(fd: int, buffers: list[memoryview]) -> int:
+        nonlocal calls
+        calls += 1
+        return real_writev(fd, [buffers[0][:3]])
+
+    scratch.put("f.txt", b"one\r\ntwo\r\nthree\r\n")
+    target = await scratch.fs.resolve("f.txt")
+    monkeypatch.setattr(os, "writev", short_writev)
+    await scratch.fs.edit_text(target, FsEditRequest("two", "2\nand a half"))
+    assert scratch.get("f.txt") == b"one\r\n2\r\nand a half\r\nthree\r\n"
+    assert calls > 3

@@ -42,6 +42,7 @@ from collections.abc import Callable
 from anyio import from_thread
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.preconditions import not_regular, parent_not_directory
+from dsh_fs.text import Bytes
 from dsh_fs.workspace import outside_workspace, read_only_workspace
 
 from ._beneath import CreatedDirectories, Reach, Refused, Spot
@@ -101,8 +102,9 @@ _in_flight_guard = threading.Lock()
 
 Check = Callable[[os.stat_result | None], None]
 """Raises the mutation's ``FsError`` for the current state (``None``: absent)."""
-Plan = Callable[[bytes | None], bytes]
-"""Computes the new bytes from the previous ones (``None``: absent)."""
+Plan = Callable[[bytes | None], tuple[Bytes, ...]]
+"""Computes the new bytes from the previous ones (``None``: absent), in pieces written one
+after the other (an edit's are views of the previous bytes around its new string)."""
 
 
 _serials = itertools.count(secrets.randbits(32))
@@ -223,10 +225,14 @@ def _flight_key(spot: Spot, name: str) -> str:
     return spot.dir_path + "\0" + name
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _write_all(fd: int, pieces: tuple[Bytes, ...]) -> None:
+    views = [memoryview(piece) for piece in pieces]
+    while views:
+        written = os.writev(fd, views)
+        while views and written >= len(views[0]):
+            written -= len(views.pop(0))
+        if views:
+            views[0] = views[0][written:]
 
 
 def _pwrite_all(fd: int, data: bytes) -> None:
@@ -283,9 +289,10 @@ def _fsync_directory(spot: Spot) -> None:
 
 
 def _replace_via_temporary(
-    spot: Spot, data: bytes, current: os.stat_result | None, source: int | None
+    spot: Spot, pieces: tuple[Bytes, ...], current: os.stat_result | None, source: int | None
 ) -> str:
-    """Publish ``data`` by renaming an ``fsync``ed temporary over the spot's name.
+    """Publish ``pieces`` (written one after the other) by renaming an ``fsync``ed temporary
+    over the spot's name.
 
     Everything happens relative to the spot's directory descriptor. A
     replaced file (``current``, open as ``source``) hands on its owner,
@@ -303,7 +310,7 @@ def _replace_via_temporary(
         fd = os.open(temp, _WRITE_FLAGS, 0o600, dir_fd=directory)
         try:
             try:
-                _write_all(fd, data)
+                _write_all(fd, pieces)
                 if current is not None and source is not None:
                     _hand_on_metadata(source, fd, current, spot.path)
                 else:
@@ -396,7 +403,7 @@ def _rewrite_in_place(spot: Spot, data: bytes, previous: bytes, current: os.stat
     fd = os.open(backup, _WRITE_FLAGS, 0o600, dir_fd=directory)
     try:
         try:
-            _write_all(fd, previous)
+            _write_all(fd, (previous,))
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -561,11 +568,11 @@ def mutate(
                 and (in_place or previous_max is None or current.st_size <= previous_max)
             ):
                 previous = read_all(source, current.st_size, verb, display_path)
-            data = plan(previous)
+            pieces = plan(previous)
             if in_place and current is not None and previous is not None:
-                version = _rewrite_in_place(spot, data, previous, current)
+                version = _rewrite_in_place(spot, b"".join(pieces), previous, current)
             else:
-                version = _replace_via_temporary(spot, data, current, source)
+                version = _replace_via_temporary(spot, pieces, current, source)
         finally:
             if source is not None:
                 os.close(source)

@@ -32,6 +32,7 @@ from dsh_fs.streaming import TextStream
 from dsh_fs.text import (
     LARGE_FILE_BYTES,
     AppliedEdit,
+    Bytes,
     apply_edit,
     decode_previous,
     encode_text,
@@ -285,8 +286,8 @@ class LocalFileSystem(FileSystem):
         def check(current: os.stat_result | None) -> None:
             check_write(display_path, _state(current), expected)
 
-        def plan(previous: bytes | None) -> bytes:
-            return encode_text(content, "write", display_path)
+        def plan(previous: bytes | None) -> tuple[bytes]:
+            return (encode_text(content, "write", display_path),)
 
         def write() -> FsWriteOutcome:
             # The outcome's texts are decoded here, in the worker thread, once
@@ -321,10 +322,10 @@ class LocalFileSystem(FileSystem):
         def check(current: os.stat_result | None) -> None:
             check_edit(display_path, _state(current), expected)
 
-        def plan(previous: bytes | None) -> bytes:
+        def plan(previous: bytes | None) -> tuple[Bytes, ...]:
             result = apply_edit(previous or b"", edit, display_path)
             applied.append(result)
-            return result.data
+            return result.chunks
 
         self._check_write("edit", target)
         async with self._locks.hold(target.target_key):

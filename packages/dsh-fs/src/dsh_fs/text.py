@@ -267,9 +267,17 @@ class AppliedEdit:
     """Previous content, LF-normalized, without BOM."""
     after: str
     """New content, LF-normalized, without BOM."""
-    data: bytes
-    """What to store: ``after`` with the dominant line ending and BOM restored."""
+    chunks: tuple[Bytes, ...]
+    """What to store, in pieces to be written one after the other: ``after``
+    with the dominant line ending and BOM restored. A single replacement in
+    the file's own bytes is views of those bytes around the new string, so a
+    backend that writes the pieces (``os.writev``) never copies the file."""
     replacements: int
+
+    @property
+    def data(self) -> bytes:
+        """What to store, in one piece (a copy, unless there is only one piece)."""
+        return b"".join(self.chunks)
 
 
 def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdit:
@@ -278,141 +286,96 @@ def apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdi
     The caller has already checked existence, type and the guard (guard
     before match). Order of checks: binary (NUL anywhere), invalid UTF-8,
     empty ``old_string`` after normalization, no occurrence, more than one
-    occurrence without ``replace_all``. Occurrences are counted left to right
-    without overlap on LF-normalized text.
+    occurrence without ``replace_all``, a ``new_string`` that is not text,
+    growth over :data:`EDIT_GROWTH_MAX_BYTES`.
 
-    A file with one consistent line ending (no ``\\r\\n`` at all, or every
-    ``\\r`` and every ``\\n`` in a ``\\r\\n`` pair) is edited in its own bytes:
-    ``old_string``/``new_string`` take the file's line ending instead of the
-    whole text being normalized and rewritten. Any other file takes the
-    general path; both give the same result for every input.
+    One rule for every file: ``old_string`` is counted in the UTF-8 bytes of
+    the LF-normalized text, left to right without overlap (UTF-8 is
+    self-synchronizing, so byte matches of a valid encoding are exactly the
+    character matches), and the result is stored with the file's dominant
+    line ending and its BOM. The replacement is made where its matches are
+    the text's: in the file's own bytes when they already are that stored
+    form (one line ending, the dominant one, no lone ``\\r``), with
+    ``old_string``/``new_string`` given that ending; otherwise in the LF
+    bytes, which then get the dominant ending.
     """
     if b"\0" in raw:
         raise not_text("edit", display_path, "binary file")
-    had_bom = raw.startswith(BOM)
-    body = raw[len(BOM) :] if had_bom else raw
-    limit = -1 if edit.replace_all else 1
-    lf_body = _crlf_only_to_lf(body)
-    if lf_body is not None:
-        # Dropping the \r of \r\n pairs keeps (in)valid UTF-8 as it was.
-        before = _decode_body(lf_body, display_path)
-        old, count = _count_in_bytes(lf_body, edit, display_path)
-        new = normalize_newlines(edit.new_string)
-        old_bytes, new_bytes = old.encode("utf-8"), encode_text(new, "edit", display_path)
-        # uses_crlf() of the original text: is its first \r\n pair (the first
-        # \n of ``before``, one character later) inside the sniffed head?
-        if before.find("\n", 0, LINE_ENDING_SNIFF_CHARS - 1) >= 0:
-            source = body
-            old_bytes = old_bytes.replace(b"\n", b"\r\n")
-            new_bytes = new_bytes.replace(b"\n", b"\r\n")
-        else:
-            source = lf_body
-        _check_growth(
-            len(source) - len(body), count, edit, len(old_bytes), len(new_bytes), display_path
-        )
-        # Without the LF bytes, their memory serves ``after`` (docs/maintaining/benchmarks.md, W6).
-        del lf_body
-        after = before.replace(old, new, limit)
-        data = source.replace(old_bytes, new_bytes, limit)
-    elif b"\r" not in body or b"\r\n" not in body:
-        # No \r\n pair: the text is the file's own, stored with LF.
-        before = _decode_body(body, display_path)
-        old, count = _count_in_bytes(body, edit, display_path)
-        new = normalize_newlines(edit.new_string)
-        new_bytes, old_bytes = encode_text(new, "edit", display_path), old.encode("utf-8")
-        _check_growth(0, count, edit, len(old_bytes), len(new_bytes), display_path)
-        after = before.replace(old, new, limit)
-        data = body.replace(old_bytes, new_bytes, limit)
-    else:
-        return _apply_edit_mixed(raw, edit, display_path)
-    return AppliedEdit(
-        before=before,
-        after=after,
-        data=BOM + data if had_bom else data,
-        replacements=count if edit.replace_all else 1,
-    )
-
-
-def _crlf_only_to_lf(body: bytes) -> bytes | None:
-    """``body`` with ``\\r\\n`` → ``\\n`` if every ``\\r`` and ``\\n`` is in such a pair.
-
-    ``None`` otherwise (no ``\\r`` at all, a lone ``\\r``, a bare ``\\n``). Deleting
-    every ``\\r`` and putting one back before each ``\\n`` (one-byte patterns,
-    found with ``memchr``) is several times cheaper in CPython than replacing or
-    counting the two-byte pattern, or ``bytes.translate``.
-    """
-    if b"\r" not in body:
-        return None
-    lf_body = body.replace(b"\r", b"")
-    return lf_body if lf_body.replace(b"\n", b"\r\n") == body else None
-
-
-def _decode_body(body: bytes, display_path: str) -> str:
-    try:
-        return body.decode("utf-8")
+    bom = BOM if raw.startswith(BOM) else b""
+    body = raw[len(bom) :]
+    lf, paired = _lf_bytes(body)
+    try:  # \r\n -> \n keeps (in)valid UTF-8 as it was: \n still splits what \r split
+        before = lf.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise not_text("edit", display_path, "invalid UTF-8 text") from exc
-
-
-def _count_in_bytes(lf_bytes: bytes, edit: FsEditRequest, display_path: str) -> tuple[str, int]:
-    """The normalized ``old_string`` and its occurrences in the LF text's UTF-8 bytes.
-
-    UTF-8 is self-synchronizing, so non-overlapping byte matches of a valid
-    encoding are exactly the character matches; an ``old_string`` that cannot
-    be encoded (a lone surrogate) occurs nowhere in decoded text.
-    """
     old = normalize_newlines(edit.old_string)
     if not old:
-        raise _empty_old()
+        raise FsError("old_string must be a non-empty string", FsErrorCode.FS_EDIT_NOT_FOUND)
     try:
-        count = lf_bytes.count(old.encode("utf-8"))
-    except UnicodeEncodeError:
-        count = 0
-    _check_count(count, edit, display_path)
-    return old, count
-
-
-def _apply_edit_mixed(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdit:
-    """The general path: normalize the whole text, match, write the dominant ending back."""
-    had_bom = raw.startswith(BOM)
-    original = decode_text(raw, "edit", display_path, nul_anywhere=True)
-    before = normalize_newlines(original)
-    old = normalize_newlines(edit.old_string)
-    if not old:
-        raise _empty_old()
-    count = before.count(old)
+        old_bytes = old.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate occurs nowhere in decoded text
+        old_bytes = b""
+    count = lf.count(old_bytes) if old_bytes else 0
     _check_count(count, edit, display_path)
     new = normalize_newlines(edit.new_string)
-    crlf = uses_crlf(original)
-    ending = "\r\n" if crlf else "\n"
-    _check_growth(
-        0,
-        count,
-        edit,
-        len(old.replace("\n", ending).encode("utf-8")),
-        len(encode_text(new.replace("\n", ending), "edit", display_path)),
-        display_path,
-    )
-    after = before.replace(old, new) if edit.replace_all else before.replace(old, new, 1)
-    stored = after.replace("\n", "\r\n") if crlf else after
-    data = encode_text(stored, "edit", display_path)
-    return AppliedEdit(
-        before=before,
-        after=after,
-        data=BOM + data if had_bom else data,
-        replacements=count if edit.replace_all else 1,
-    )
+    new_bytes = encode_text(new, "edit", display_path)
+    crlf = uses_crlf(codecs.utf_8_decode(body[: 4 * LINE_ENDING_SNIFF_CHARS], "strict", False)[0])
+    own_bytes = paired if crlf else lf is body
+    replacements = count if edit.replace_all else 1
+    # What the rewrite itself changes: the \r it drops when it stores LF. A bare
+    # \n given a \r in a mixed CRLF file is not counted (that would take a pass).
+    rewrite = 0 if crlf else len(lf) - len(body)
+    per_match = len(_stored(new_bytes, crlf)) - len(_stored(old_bytes, crlf))
+    _check_growth(rewrite + replacements * per_match, display_path)
+    if own_bytes:  # the file's bytes already are the stored form: edit them
+        source, old_bytes, new_bytes = body, _stored(old_bytes, crlf), _stored(new_bytes, crlf)
+    else:  # edit the LF bytes; they get the dominant ending afterwards
+        source = lf
+    del lf  # a CRLF file's LF copy is freed: its memory serves ``after``, not fresh pages
+    limit = -1 if edit.replace_all else 1
+    after = before.replace(old, new, limit)
+    pieces = _replaced(source, old_bytes, new_bytes, limit)
+    if crlf and not own_bytes:
+        pieces = (_stored(b"".join(pieces), crlf),)
+    return AppliedEdit(before, after, (bom, *pieces) if bom else pieces, replacements)
 
 
-def _check_growth(
-    base: int, count: int, edit: FsEditRequest, old_bytes: int, new_bytes: int, display_path: str
-) -> None:
-    """Refuse an edit that would add more than :data:`EDIT_GROWTH_MAX_BYTES` to the file.
+def _replaced(data: bytes, old: bytes, new: bytes, limit: int) -> tuple[Bytes, ...]:
+    """``data`` with ``old`` replaced by ``new`` (once, or everywhere with ``limit=-1``), in
+    pieces: one replacement is views of ``data`` around ``new``, without a copy of it."""
+    if limit != 1:
+        return (data.replace(old, new, limit),)
+    at = data.find(old)
+    view = memoryview(data)
+    return (view[:at], new, view[at + len(old) :])
 
-    ``base`` is what the rewrite changes besides the replacements (a line
-    ending given back); each replacement adds ``new_bytes - old_bytes``.
+
+def _lf_bytes(body: bytes) -> tuple[bytes, bool]:
+    """``body`` with ``\\r\\n`` → ``\\n`` (``body`` itself when there is no pair), and
+    whether every ``\\r`` and every ``\\n`` of ``body`` is in such a pair.
+
+    Deleting every ``\\r`` and checking that putting one back before each
+    ``\\n`` gives ``body`` (one-byte patterns, found with ``memchr``) is several
+    times cheaper in CPython than replacing the two-byte pattern, which only a
+    file with a lone ``\\r`` or mixed endings pays.
     """
-    growth = base + (count if edit.replace_all else 1) * (new_bytes - old_bytes)
+    if b"\r" not in body:
+        return body, False
+    lf = body.replace(b"\r", b"")
+    if lf.replace(b"\n", b"\r\n") == body:
+        return lf, True
+    if b"\r\n" not in body:
+        return body, False
+    return body.replace(b"\r\n", b"\n"), False
+
+
+def _stored(lf_bytes: bytes, crlf: bool) -> bytes:
+    """LF bytes with the stored line ending."""
+    return lf_bytes.replace(b"\n", b"\r\n") if crlf else lf_bytes
+
+
+def _check_growth(growth: int, display_path: str) -> None:
+    """Refuse an edit that would add more than :data:`EDIT_GROWTH_MAX_BYTES` to the file."""
     if growth > EDIT_GROWTH_MAX_BYTES:
         raise FsError.cannot(
             "edit",
@@ -420,10 +383,6 @@ def _check_growth(
             f"the edit would grow the file by {growth} bytes (limit {EDIT_GROWTH_MAX_BYTES})",
             FsErrorCode.FS_TOO_LARGE,
         )
-
-
-def _empty_old() -> FsError:
-    return FsError("old_string must be a non-empty string", FsErrorCode.FS_EDIT_NOT_FOUND)
 
 
 def _check_count(count: int, edit: FsEditRequest, display_path: str) -> None:

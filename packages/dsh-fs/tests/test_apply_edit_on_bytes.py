@@ -1,13 +1,14 @@
-"""``apply_edit`` edits files with one consistent line ending in their own bytes.
+"""``apply_edit`` edits UTF-8 bytes; the result is what editing the text gives.
 
 The result must be exactly what the straightforward algorithm gives — the
 one below, ``reference_apply_edit``, which is ``apply_edit`` as it was before
-the byte-level path: decode, normalize the whole text to LF, match, replace,
+it worked on bytes: decode, normalize the whole text to LF, match, replace,
 write the dominant line ending back, encode. Every field of the outcome
 (``before``, ``after``, ``data``, ``replacements``) and every error (message
 and code) is compared over random files: consistent CRLF, consistent LF, mixed
 endings, lone ``\\r``, ``\\r\\r\\n``, BOM or not, multi-byte characters,
-invalid UTF-8, NUL, long first lines around the 4096-character sniff.
+invalid UTF-8, NUL, long first lines around the 4096-character sniff. The
+growth an edit reports is checked against the bytes it stores on the same files.
 """
 
 from __future__ import annotations
@@ -56,38 +57,28 @@ def reference_apply_edit(raw: bytes, edit: FsEditRequest, display_path: str) -> 
     return AppliedEdit(
         before=before,
         after=after,
-        data=BOM + data if had_bom else data,
+        chunks=(BOM + data if had_bom else data,),
         replacements=count if edit.replace_all else 1,
     )
 
 
-Outcome = AppliedEdit | tuple[str, FsErrorCode, str]
+Outcome = tuple[str, str, bytes, int] | tuple[str, FsErrorCode, str]
 
 
 def outcome(function: object, raw: bytes, edit: FsEditRequest, display_path: str = P) -> Outcome:
-    """The ``AppliedEdit``, or the error as ``(type name, code, message)``."""
+    """``(before, after, data, replacements)``, or the error as ``(type name, code, message)``."""
     assert callable(function)
     try:
         result = function(raw, edit, display_path)
     except FsError as exc:
         return (type(exc).__name__, exc.code, exc.message)
     assert isinstance(result, AppliedEdit)
-    return result
+    assert type(result.data) is bytes
+    return (result.before, result.after, result.data, result.replacements)
 
 
 def assert_same(raw: bytes, edit: FsEditRequest) -> None:
-    expected = outcome(reference_apply_edit, raw, edit)
-    actual = outcome(apply_edit, raw, edit)
-    assert actual == expected
-    if isinstance(actual, AppliedEdit):
-        assert isinstance(expected, AppliedEdit)
-        assert type(actual.data) is bytes
-        assert (actual.before, actual.after, actual.data, actual.replacements) == (
-            expected.before,
-            expected.after,
-            expected.data,
-            expected.replacements,
-        )
+    assert outcome(apply_edit, raw, edit) == outcome(reference_apply_edit, raw, edit)
 
 
 # --- strategies --------------------------------------------------------------
@@ -175,6 +166,8 @@ def cases(draw: st.DrawFn) -> tuple[bytes, FsEditRequest]:
 @example(case=(b"a\nb", FsEditRequest("a", "\ud800")))
 @example(case=(b"a\nb", FsEditRequest("\ud800", "x")))
 @example(case=(b"a\rb", FsEditRequest("b", "\nc")))
+@example(case=(b"x\r\nx\rZ\r\n", FsEditRequest("x\r", "y")))
+@example(case=(b"x\r\nx\rZ\r\nx\r\r\n", FsEditRequest("x\r", "y", replace_all=True)))
 def test_apply_edit_equals_the_reference(case: tuple[bytes, FsEditRequest]) -> None:
     assert_same(*case)
 
@@ -186,7 +179,7 @@ def test_apply_edit_equals_the_reference_long(case: tuple[bytes, FsEditRequest])
     assert_same(*case)
 
 
-# --- the cases the byte-level path must get right, one by one ---------------
+# --- the cases the byte-level rule must get right, one by one ---------------
 
 
 @pytest.mark.parametrize("first_line", [4093, 4094, 4095, 4096])
@@ -243,6 +236,16 @@ def test_invalid_utf8_next_to_a_crlf_pair_stays_invalid() -> None:
     )
 
 
+def test_one_replacement_in_a_file_s_own_bytes_is_stored_without_a_copy_of_them() -> None:
+    """A CRLF file stored as CRLF (or LF as LF) gives views of its bytes around the new
+    string; a backend writes the pieces one after the other."""
+    for raw in (b"a\r\nb\r\nc\r\n", b"a\nb\nc\n"):
+        result = apply_edit(raw, FsEditRequest("b", "x\ny"), P)
+        views = [piece for piece in result.chunks if isinstance(piece, memoryview)]
+        assert len(views) == 2 and all(view.obj is raw for view in views)
+        assert result.data == raw.replace(b"b", b"x\ny" if b"\r" not in raw else b"x\r\ny")
+
+
 def test_the_bom_is_kept_and_never_matched() -> None:
     raw = BOM + b"\xef\xbb\xbfx\r\n"  # a BOM, then U+FEFF as the first character
     result = apply_edit(raw, FsEditRequest("\ufeffx", "y"), P)
@@ -252,30 +255,23 @@ def test_the_bom_is_kept_and_never_matched() -> None:
 
 
 @pytest.mark.parametrize(
-    "raw",
-    [b"a\r\nb\r\nc", b"a\nb\nc", b"a\rb\nc", BOM + b"a\r\nb\r\n", b"", b"abc"],
+    ("body", "lf", "paired"),
+    [
+        (b"a\r\nb\r\nc", b"a\nb\nc", True),
+        (b"a\nb\nc", b"a\nb\nc", False),
+        (b"a\rb\nc", b"a\rb\nc", False),
+        (b"", b"", False),
+        (b"a\r\nb\nc", b"a\nb\nc", False),
+        (b"a\r\r\nb", b"a\r\nb", False),
+        (b"a\r\nb\rc", b"a\nb\rc", False),
+        (b"\n\r\n", b"\n\n", False),
+    ],
 )
-def test_files_with_one_line_ending_take_the_byte_level_path(
-    raw: bytes, monkeypatch: pytest.MonkeyPatch
+def test_the_lf_bytes_and_whether_every_cr_and_lf_is_paired(
+    body: bytes, lf: bytes, paired: bool
 ) -> None:
-    def general_path(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdit:
-        raise AssertionError("took the general path")
-
-    monkeypatch.setattr(text_module, "_apply_edit_mixed", general_path)
-    outcome(apply_edit, raw, FsEditRequest("b", "x\ny"))
-
-
-@pytest.mark.parametrize("raw", [b"a\r\nb\nc", b"a\r\r\nb", b"a\r\nb\rc", b"\n\r\n"])
-def test_mixed_line_endings_and_lone_cr_with_crlf_take_the_general_path(
-    raw: bytes, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    taken: list[bytes] = []
-    general_path = text_module._apply_edit_mixed
-
-    def spy(raw: bytes, edit: FsEditRequest, display_path: str) -> AppliedEdit:
-        taken.append(raw)
-        return general_path(raw, edit, display_path)
-
-    monkeypatch.setattr(text_module, "_apply_edit_mixed", spy)
-    outcome(apply_edit, raw, FsEditRequest("b", "x"))
-    assert taken == [raw]
+    """Only a file whose every ``\\r`` and ``\\n`` is in a pair is edited in its own CRLF
+    bytes; a file without any pair is its own LF bytes (the same object, no copy)."""
+    assert text_module._lf_bytes(body) == (lf, paired)
+    if b"\r\n" not in body:
+        assert text_module._lf_bytes(body)[0] is body
