@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import threading
 import weakref
 from collections.abc import Callable, Iterable
@@ -61,7 +60,7 @@ from .walk import (
     Deadline,
     SearchScope,
     _ignore_files_of,
-    order_candidates,
+    order_paths,
 )
 
 __all__ = ["SWITCH", "NativeFastPath", "native_fast_path", "rg_glob_arguments", "rg_literal"]
@@ -71,10 +70,13 @@ SWITCH: Final = "DSH_FS_SEARCH_NATIVE"
 _REGEX_SPECIALS: Final = frozenset("\\.+*?()|[]{}^$")
 _NOT_IN_A_LINE: Final = frozenset("\n\r\0")
 _GLOB_SPECIALS: Final = frozenset("\\?[]{}!")
-_IN_VCS_DIRECTORY: Final = re.compile(
-    "(?:^|[/\\0])(?:" + "|".join(re.escape(name) for name in sorted(VCS_DIRS)) + ")/"
-)
-"""A path with a VCS directory on the way (the seam walk never enters one)."""
+_VCS_MARKERS: Final = tuple(f"/{name}/" for name in sorted(VCS_DIRS))
+
+
+def _through_vcs_directory(text: str) -> bool:
+    """Whether ``"/" + path`` has a VCS directory on the way (the seam walk never enters
+    one); also for many paths at once, joined by ``"\\0/"``."""
+    return any(marker in text for marker in _VCS_MARKERS)
 
 
 def rg_literal(matcher: LineMatcher) -> bytes | None:
@@ -209,7 +211,7 @@ class NativeFastPath:
             except (_ripgrep.RgFailed, OSError):
                 return None
             found.files = times.found
-            found.ignore_dirs = times.ignore_names(_directories_above(found.files))
+            found.ignore_dirs = times.ignore_names
         finally:
             times.close()
         return found
@@ -221,6 +223,7 @@ class NativeFastPath:
         arguments: list[bytes],
         include: PathGlob | None,
         deadline: Deadline,
+        first: int | None = None,
     ) -> Candidates | None:
         if scope.is_file:
             return None
@@ -236,9 +239,11 @@ class NativeFastPath:
         paths = await self._not_ignored(ex, scope, found)
         if include is not None:
             paths = [path for path in paths if include.matches(path)]
+        files = found.files
+        # Objects only for the files the caller asked for: a glob page of a large tree.
+        ordered = order_paths({path: files[path][0] for path in paths}, first)
         key_prefix = scope.target.target_key.rstrip("/") + "/"
         display_prefix = scope.target.display_path.rstrip("/") + "/"
-        files = found.files
         candidates = [
             Candidate(
                 path,
@@ -246,9 +251,9 @@ class NativeFastPath:
                 files[path][1],
                 files[path][0],
             )
-            for path in paths
+            for path in ordered
         ]
-        return Candidates(order_candidates(candidates), found.stopped)
+        return Candidates(candidates, len(paths), found.stopped)
 
     async def _not_ignored(self, ex: Execution, scope: SearchScope, found: _Found) -> list[str]:
         """The listed paths the seam walk would show: no VCS directory on the way, and not
@@ -257,8 +262,8 @@ class NativeFastPath:
         # rg's --glob=!.git/ … already keeps out of them; this makes it so by construction
         # (one search over all the paths first: usually none is in one).
         paths = list(found.files)
-        if _IN_VCS_DIRECTORY.search("\0".join(paths)) is not None:  # NUL is in no name
-            paths = [path for path in paths if _IN_VCS_DIRECTORY.search(path) is None]
+        if _through_vcs_directory("/" + "\0/".join(paths)):  # NUL is in no name
+            paths = [path for path in paths if not _through_vcs_directory("/" + path)]
         if not scope.rules.files and not found.ignore_dirs:
             return paths
         base = scope.base
@@ -307,12 +312,18 @@ class NativeFastPath:
     # -- the two tools ----------------------------------------------------
 
     async def candidates(
-        self, ex: Execution, scope: SearchScope, *, include: PathGlob | None, deadline: Deadline
+        self,
+        ex: Execution,
+        scope: SearchScope,
+        *,
+        include: PathGlob | None,
+        deadline: Deadline,
+        first: int | None = None,
     ) -> Candidates | None:
         """``glob``'s files: ``rg --files`` (with the pattern where it is exact)."""
         globs, exact = rg_glob_arguments(include)
         return await self._files(
-            ex, scope, [b"--files", *globs], None if exact else include, deadline
+            ex, scope, [b"--files", *globs], None if exact else include, deadline, first
         )
 
     async def grep(
