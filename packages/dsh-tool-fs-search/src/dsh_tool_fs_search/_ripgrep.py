@@ -21,6 +21,7 @@ followed, so no ``stat`` can land outside however the tree changes meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 import select
@@ -181,6 +182,14 @@ class ModifiedTimes:
         self._dirs[rel] = fd
         self._probe(rel, fd)
         return fd
+
+    def open_directories(self, directories: Iterable[str]) -> None:
+        """Open (and so probe for ignore names) each of ``directories`` (relative paths,
+        ``""`` for the held one), parents first; one that cannot be opened is passed over."""
+        for directory in sorted(directories):
+            if directory:
+                with contextlib.suppress(OSError):
+                    self._directory(directory)
 
     def add(self, paths: Iterable[str]) -> None:
         found, root = self.found, self._root
