@@ -42,7 +42,6 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Iterable
-from functools import partial
 from typing import Final
 
 from anyio import from_thread, to_thread
@@ -248,7 +247,7 @@ class NativeFastPath:
             arguments = [*arguments, b"--sortr=modified"]
         with held, contextlib.closing(_ripgrep.ModifiedTimes(held.fd)) as times:
             found = await to_thread.run_sync(
-                partial(self._collect, stat_all=first is None),
+                functools.partial(self._collect, stat_all=first is None),
                 held,
                 times,
                 arguments,

@@ -116,13 +116,6 @@ class Candidates:
     total: int
     stopped: bool
 
-    @classmethod
-    def ordered(
-        cls, files: list[Candidate], *, stopped: bool, first: int | None = None
-    ) -> Candidates:
-        """``files`` (in any order) put in :func:`order_candidates` order."""
-        return cls(order_candidates(files, first), len(files), stopped)
-
 
 def order_key(path: str) -> tuple[tuple[str, str], ...]:
     """Path order: segment by segment, each by ``(casefold, name)``; no directories first."""
@@ -318,7 +311,7 @@ async def walk_candidates(
                     if include is not None and not include.matches(path):
                         continue
                     files.append(Candidate(path, entry.target, entry.size, entry.modified_ns))
-    return Candidates.ordered(files, stopped=stopped, first=first)
+    return Candidates(order_candidates(files, first), len(files), stopped)
 
 
 async def _ignore_files_of(ex: Execution, entries: list[FsDirEntry]) -> dict[str, str]:
