@@ -243,6 +243,37 @@ async def test_glob_through_rg_is_byte_identical_to_the_seam_walk(
     assert fast.value == seam.value
 
 
+@pytest.mark.parametrize("offset", [1, 5, 38, 253, 290, 597, 600])
+async def test_glob_pages_read_only_the_newest_files_and_match_the_seam_walk(
+    monkeypatch: pytest.MonkeyPatch, workspace: str, spy: Spy, offset: int
+) -> None:
+    """A page of 4 from 600 files whose times tie in runs of 10: the fast path reads the
+    times of the newest only (rg lists them newest first, 256 at a time); the page and
+    the count must still be the seam walk's, ties at the page's edge included (offset
+    253: the page ends at the 256th newest, inside a run of ties)."""
+    for i in range(600):
+        # Files f000-f009 share the oldest time, f590-f599 the newest; each run is spread
+        # over several directories, so rg's listing order within a run is not path order.
+        write(workspace, f"times/d{i % 13}/f{i:03d}.py", "x\n", BASE_TIME + (i // 10) * 1000)
+    read: list[int] = []
+    real_add = _ripgrep.ModifiedTimes.add
+
+    def counting_add(self: _ripgrep.ModifiedTimes, paths: Any) -> None:
+        paths = list(paths)
+        read.append(len(paths))
+        real_add(self, paths)
+
+    monkeypatch.setattr(_ripgrep.ModifiedTimes, "add", counting_add)
+    args = {"pattern": "times/**/*.py", "offset": offset}
+    fast, seam = await both_ways(monkeypatch, workspace, "glob", args, {"glob_max_results": 4})
+    assert spy.answered == ["glob"], spy
+    assert not fast.is_error, fast.text
+    assert fast.text == seam.text
+    assert fast.value == seam.value
+    if offset == 1:
+        assert sum(read) < 600, read
+
+
 @pytest.mark.parametrize("args", GREPS, ids=[str(a) for a in GREPS])
 async def test_grep_through_rg_is_byte_identical_to_the_seam_search(
     monkeypatch: pytest.MonkeyPatch, workspace: str, spy: Spy, args: dict[str, Any]

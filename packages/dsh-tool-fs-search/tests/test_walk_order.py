@@ -25,3 +25,14 @@ def test_the_order_is_newest_first_then_path_order(files: list[tuple[str, int | 
 def test_path_order_compares_segments_not_strings() -> None:
     files = [Candidate(p, FsTarget(p, p), None, 5) for p in ["b/x", "a.txt", "B", "a/b"]]
     assert [c.path for c in order_candidates(files)] == ["a/b", "a.txt", "B", "b/x"]
+
+
+@given(
+    st.lists(st.tuples(paths, times), max_size=30, unique_by=lambda pair: pair[0]),
+    st.integers(1, 35),
+)
+def test_the_first_files_are_the_start_of_the_whole_order(
+    files: list[tuple[str, int | None]], first: int
+) -> None:
+    candidates = [Candidate(p, FsTarget(p, p), None, t) for p, t in files]
+    assert order_candidates(candidates, first) == order_candidates(candidates)[:first]

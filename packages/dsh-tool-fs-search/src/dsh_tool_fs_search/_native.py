@@ -35,9 +35,10 @@ is read through the seam.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import heapq
 import os
-import re
 import threading
 import weakref
 from collections.abc import Callable, Iterable
@@ -61,7 +62,7 @@ from .walk import (
     Deadline,
     SearchScope,
     _ignore_files_of,
-    order_candidates,
+    order_paths,
 )
 
 __all__ = ["SWITCH", "NativeFastPath", "native_fast_path", "rg_glob_arguments", "rg_literal"]
@@ -71,10 +72,13 @@ SWITCH: Final = "DSH_FS_SEARCH_NATIVE"
 _REGEX_SPECIALS: Final = frozenset("\\.+*?()|[]{}^$")
 _NOT_IN_A_LINE: Final = frozenset("\n\r\0")
 _GLOB_SPECIALS: Final = frozenset("\\?[]{}!")
-_IN_VCS_DIRECTORY: Final = re.compile(
-    "(?:^|[/\\0])(?:" + "|".join(re.escape(name) for name in sorted(VCS_DIRS)) + ")/"
-)
-"""A path with a VCS directory on the way (the seam walk never enters one)."""
+_VCS_MARKERS: Final = tuple(f"/{name}/" for name in sorted(VCS_DIRS))
+
+
+def _through_vcs_directory(text: str) -> bool:
+    """Whether ``"/" + path`` has a VCS directory on the way (the seam walk never enters
+    one); also for many paths at once, joined by ``"\\0/"``."""
+    return any(marker in text for marker in _VCS_MARKERS)
 
 
 def rg_literal(matcher: LineMatcher) -> bytes | None:
@@ -114,13 +118,13 @@ def rg_glob_arguments(include: PathGlob | None) -> tuple[list[bytes], bool]:
 
 
 class _Found:
-    """What the worker thread brings back: files with ``(mtime_ns, size)``, the directories
-    that hold an ignore-file name, and whether the deadline cut ``rg`` short."""
+    """What the worker thread brings back: the paths ``rg`` listed (in its order), the
+    directories that hold an ignore-file name, and whether the deadline cut ``rg`` short."""
 
-    __slots__ = ("files", "ignore_dirs", "stopped")
+    __slots__ = ("ignore_dirs", "paths", "stopped")
 
     def __init__(self) -> None:
-        self.files: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size)
+        self.paths: list[str] = []
         self.ignore_dirs: dict[str, list[tuple[str, bool]]] = {}
         self.stopped = False
 
@@ -182,11 +186,16 @@ class NativeFastPath:
     def _collect(
         self,
         held: HeldDirectory,
+        times: _ripgrep.ModifiedTimes,
         arguments: list[bytes],
         deadline: Deadline,
+        *,
+        stat_all: bool,
     ) -> _Found | None:
-        """In a worker thread: run ``rg``, read the listed files' times, probe the ignore
-        names of every directory on the way to them. ``None``: ``rg`` could not answer."""
+        """In a worker thread: run ``rg`` and probe the ignore names of every directory on
+        the way to the files it lists; with ``stat_all``, read every listed file's time
+        while ``rg`` runs (only those that are regular files are kept). ``None``: ``rg``
+        could not answer."""
         sandbox = self._sandbox_for(held)
         if sandbox is None:
             return None
@@ -197,21 +206,24 @@ class NativeFastPath:
             if deadline.expired:
                 raise _Stopped
 
-        times = _ripgrep.ModifiedTimes(held.fd)
+        listed: list[str] = []
         try:
-            try:
-                _ripgrep.run_rg(sandbox, held.fd, arguments, check, times.add)
-            except _Stopped:
-                found.stopped = True
-            except SandboxUnavailable:
-                self._discard(sandbox)
-                return None
-            except (_ripgrep.RgFailed, OSError):
-                return None
-            found.files = times.found
-            found.ignore_dirs = times.ignore_names(_directories_above(found.files))
-        finally:
-            times.close()
+            _ripgrep.run_rg(
+                sandbox, held.fd, arguments, check, times.add if stat_all else listed.extend
+            )
+        except _Stopped:
+            found.stopped = True
+        except SandboxUnavailable:
+            self._discard(sandbox)
+            return None
+        except (_ripgrep.RgFailed, OSError):
+            return None
+        if stat_all:
+            found.paths = list(times.found)
+        else:
+            found.paths = listed
+            times.open_directories(_directories_above(listed))
+        found.ignore_dirs = times.ignore_names
         return found
 
     async def _files(
@@ -221,24 +233,43 @@ class NativeFastPath:
         arguments: list[bytes],
         include: PathGlob | None,
         deadline: Deadline,
+        first: int | None = None,
     ) -> Candidates | None:
+        """The candidates of ``rg arguments``; with ``first``, ``rg`` lists the files newest
+        first (``--sortr=modified``) and only the files that can reach the first ``first``
+        are read here (``stat``), the others only counted."""
         if scope.is_file:
             return None
         held = await ex.fs.hold_directory(scope.target, verb=scope.verb)
         if held is None:
             return None
-        with held:
+        if first is not None:
+            arguments = [*arguments, b"--sortr=modified"]
+        with held, contextlib.closing(_ripgrep.ModifiedTimes(held.fd)) as times:
             found = await to_thread.run_sync(
-                self._collect, held, arguments, deadline, abandon_on_cancel=False
+                functools.partial(self._collect, stat_all=first is None),
+                held,
+                times,
+                arguments,
+                deadline,
+                abandon_on_cancel=False,
             )
-        if found is None:
-            return None
-        paths = await self._not_ignored(ex, scope, found)
-        if include is not None:
-            paths = [path for path in paths if include.matches(path)]
+            if found is None:
+                return None
+            paths = await self._not_ignored(ex, scope, found)
+            if include is not None:
+                paths = [path for path in paths if include.matches(path)]
+            total = len(paths)
+            if first is not None:
+                looked_at = await to_thread.run_sync(
+                    _read_newest, times, paths, first, abandon_on_cancel=False
+                )
+                total -= looked_at - len(times.found)  # gone, or no longer a regular file
+        files = times.found
+        # Objects only for the files the caller asked for: a glob page of a large tree.
+        ordered = order_paths({path: files[path][0] for path in paths if path in files}, first)
         key_prefix = scope.target.target_key.rstrip("/") + "/"
         display_prefix = scope.target.display_path.rstrip("/") + "/"
-        files = found.files
         candidates = [
             Candidate(
                 path,
@@ -246,9 +277,9 @@ class NativeFastPath:
                 files[path][1],
                 files[path][0],
             )
-            for path in paths
+            for path in ordered
         ]
-        return Candidates(order_candidates(candidates), found.stopped)
+        return Candidates(candidates, total, found.stopped)
 
     async def _not_ignored(self, ex: Execution, scope: SearchScope, found: _Found) -> list[str]:
         """The listed paths the seam walk would show: no VCS directory on the way, and not
@@ -256,9 +287,9 @@ class NativeFastPath:
         files the seam walk reads (:func:`~dsh_tool_fs_search.walk._ignore_files_of`)."""
         # rg's --glob=!.git/ … already keeps out of them; this makes it so by construction
         # (one search over all the paths first: usually none is in one).
-        paths = list(found.files)
-        if _IN_VCS_DIRECTORY.search("\0".join(paths)) is not None:  # NUL is in no name
-            paths = [path for path in paths if _IN_VCS_DIRECTORY.search(path) is None]
+        paths = found.paths
+        if _through_vcs_directory("/" + "\0/".join(paths)):  # NUL is in no name
+            paths = [path for path in paths if not _through_vcs_directory("/" + path)]
         if not scope.rules.files and not found.ignore_dirs:
             return paths
         base = scope.base
@@ -266,7 +297,7 @@ class NativeFastPath:
         display_prefix = scope.target.display_path.rstrip("/") + "/"
         # Rules in force *inside* each directory on the way (its own files included).
         inside: dict[str, IgnoreRules] = {}
-        for directory in sorted(_directories_above(found.files), key=lambda d: d.count("/")):
+        for directory in sorted(_directories_above(paths), key=lambda d: d.count("/")):
             parent = directory.rpartition("/")[0] if directory else None
             rules = scope.rules if parent is None else inside[parent]
             names = found.ignore_dirs.get(directory)
@@ -307,12 +338,18 @@ class NativeFastPath:
     # -- the two tools ----------------------------------------------------
 
     async def candidates(
-        self, ex: Execution, scope: SearchScope, *, include: PathGlob | None, deadline: Deadline
+        self,
+        ex: Execution,
+        scope: SearchScope,
+        *,
+        include: PathGlob | None,
+        deadline: Deadline,
+        first: int | None = None,
     ) -> Candidates | None:
         """``glob``'s files: ``rg --files`` (with the pattern where it is exact)."""
         globs, exact = rg_glob_arguments(include)
         return await self._files(
-            ex, scope, [b"--files", *globs], None if exact else include, deadline
+            ex, scope, [b"--files", *globs], None if exact else include, deadline, first
         )
 
     async def grep(
@@ -344,6 +381,21 @@ class NativeFastPath:
             return None
         completed = await search_files(ex, found.files, matcher, page, deadline)
         return completed and not found.stopped
+
+
+def _read_newest(times: _ripgrep.ModifiedTimes, paths: list[str], first: int) -> int:
+    """Read the times of ``paths`` — newest first, as ``rg --sortr=modified`` lists them —
+    until the ``first`` newest are known and every file that shares the time of the last
+    of them (the path order decides among those); returns how many paths were read."""
+    at, batch = 0, 256
+    while at < len(paths):
+        times.add(paths[at : at + batch])
+        at, batch = at + batch, batch * 2
+        mtimes = [mtime for mtime, _ in times.found.values()]
+        # A file read that is older than the first-th newest: every later one is older still.
+        if len(mtimes) > first and min(mtimes) < heapq.nlargest(first, mtimes)[-1]:
+            break
+    return min(at, len(paths))
 
 
 def _directories_above(paths: Iterable[str]) -> set[str]:

@@ -21,6 +21,7 @@ followed, so no ``stat`` can land outside however the tree changes meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 import select
@@ -109,9 +110,11 @@ def run_rg(
             chunk = os.read(run.stdout, _READ_BYTES)
             if not chunk:
                 break
-            *complete, rest = (rest + chunk).split(b"\0")
-            if complete:
-                consume([os.fsdecode(path) for path in complete])
+            data = rest + chunk
+            end = data.rfind(b"\0")
+            rest = data[end + 1 :]
+            if end >= 0:  # one decoding for the whole batch (NUL is one byte, in no name)
+                consume(os.fsdecode(data[:end]).split("\0"))
         code = run.wait()
         if code not in (0, 1) or rest:
             reason = run.read_stderr().decode(errors="replace").strip()
@@ -122,7 +125,7 @@ def run_rg(
 
 class ModifiedTimes:
     """``{path: (mtime_ns, size)}`` of paths below a held directory that are regular files, read
-    without following any symlink.
+    without following any symlink, and the ignore-file names of every directory on the way.
 
     A file is ``fstatat``-ed (``AT_SYMLINK_NOFOLLOW``) relative to a
     descriptor of its parent directory, opened one component at a time with
@@ -131,6 +134,11 @@ class ModifiedTimes:
     turned into a symlink, or whose file is no longer a regular file, is left
     out: the tree changed while it was searched, and the seam walk could have
     seen either state.
+
+    The first time a directory is opened (the held one included), its
+    ``.ignore`` and ``.gitignore`` that are regular files and its ``.git``
+    that is a directory are noted in :attr:`ignore_names` as ``(name,
+    is_dir)``, by ``lstat``, as a listing would report them.
     """
 
     _CACHE_SIZE: Final = 256
@@ -138,8 +146,27 @@ class ModifiedTimes:
     def __init__(self, directory_fd: int) -> None:
         self._root = directory_fd
         self._dirs: dict[str, int] = {}
+        self._probed: set[str] = set()
         self.found: dict[str, tuple[int, int]] = {}
         """``path -> (mtime_ns, size)``."""
+        self.ignore_names: dict[str, list[tuple[str, bool]]] = {}
+        """``directory -> [(name, is_dir), ...]`` for the directories that have any."""
+        self._probe("", directory_fd)
+
+    def _probe(self, rel: str, dir_fd: int) -> None:
+        if rel in self._probed:
+            return
+        self._probed.add(rel)
+        names: list[tuple[str, bool]] = []
+        for name, want_dir in _IGNORE_NAMES:
+            try:
+                mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if st.S_ISDIR(mode) if want_dir else st.S_ISREG(mode):
+                names.append((name, want_dir))
+        if names:
+            self.ignore_names[rel] = names
 
     def _directory(self, rel: str) -> int:
         fd = self._dirs.get(rel)
@@ -153,29 +180,16 @@ class ModifiedTimes:
         if len(self._dirs) >= self._CACHE_SIZE:
             self.close()
         self._dirs[rel] = fd
+        self._probe(rel, fd)
         return fd
 
-    def ignore_names(self, directories: Iterable[str]) -> dict[str, list[tuple[str, bool]]]:
-        """For each of ``directories`` that has one: its ``.ignore`` and ``.gitignore`` that are
-        regular files and its ``.git`` that is a directory — ``(name, is_dir)``, by
-        ``lstat``, as a listing would report them (never through a link)."""
-        found: dict[str, list[tuple[str, bool]]] = {}
-        for directory in directories:
-            try:
-                dir_fd = self._directory(directory) if directory else self._root
-            except OSError:
-                continue
-            names: list[tuple[str, bool]] = []
-            for name, want_dir in _IGNORE_NAMES:
-                try:
-                    mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
-                except OSError:
-                    continue
-                if st.S_ISDIR(mode) if want_dir else st.S_ISREG(mode):
-                    names.append((name, want_dir))
-            if names:
-                found[directory] = names
-        return found
+    def open_directories(self, directories: Iterable[str]) -> None:
+        """Open (and so probe for ignore names) each of ``directories`` (relative paths,
+        ``""`` for the held one), parents first; one that cannot be opened is passed over."""
+        for directory in sorted(directories):
+            if directory:
+                with contextlib.suppress(OSError):
+                    self._directory(directory)
 
     def add(self, paths: Iterable[str]) -> None:
         found, root = self.found, self._root

@@ -27,9 +27,16 @@ class FastPath(Protocol):
     """A second way to produce a search's candidates and matches."""
 
     async def candidates(
-        self, ex: Execution, scope: SearchScope, *, include: PathGlob | None, deadline: Deadline
+        self,
+        ex: Execution,
+        scope: SearchScope,
+        *,
+        include: PathGlob | None,
+        deadline: Deadline,
+        first: int | None = None,
     ) -> Candidates | None:
-        """The files :func:`~dsh_tool_fs_search.walk.walk_candidates` would give, or ``None``."""
+        """The files :func:`~dsh_tool_fs_search.walk.walk_candidates` would give (with the
+        same ``first``), or ``None``."""
         ...
 
     async def grep(

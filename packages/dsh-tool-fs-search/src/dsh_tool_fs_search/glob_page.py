@@ -60,15 +60,19 @@ def build_glob_page(
     max_bytes: int,
     stopped: bool,
     time_limit: int,
+    total: int | None = None,
 ) -> GlobPage:
     """The page of ``paths`` (already in order) starting at ``offset`` (1-based).
 
-    At most ``max_results`` paths and ``max_bytes`` bytes (each shown path
-    with its newline; the first path always). ``offset`` past the last file
-    raises ``FS_NOT_FOUND`` ``offset <offset> is out of range for "<p>"
-    (<n> files)``; ``offset`` 1 with no file is the page ``(No files found)``.
+    ``paths`` may stop after the page when ``total`` counts all the files
+    (a search orders only what the page can show). At most ``max_results``
+    paths and ``max_bytes`` bytes (each shown path with its newline; the
+    first path always). ``offset`` past the last file raises
+    ``FS_NOT_FOUND`` ``offset <offset> is out of range for "<p>" (<n>
+    files)``; ``offset`` 1 with no file is the page ``(No files found)``.
     """
-    total = len(paths)
+    if total is None:
+        total = len(paths)
     if offset > total and not (offset == 1 and total == 0):
         raise FsError(
             f'offset {decimal_text(offset)} is out of range for "{display_path}" '

@@ -65,12 +65,14 @@ async def run_glob(ex: Execution, args: GlobArgs) -> GlobPage:
     pattern = PathGlob.compile(args.pattern)
     cfg = ex.config
     deadline = Deadline(cfg.search_time_limit)
+    # Only the files up to the page's end are put in order (and the count of all).
+    first = args.offset - 1 + cfg.glob_max_results
     fast = fast_path_for(ex.fs)
     found = None
     if fast is not None:
-        found = await fast.candidates(ex, scope, include=pattern, deadline=deadline)
+        found = await fast.candidates(ex, scope, include=pattern, deadline=deadline, first=first)
     if found is None:
-        found = await walk_candidates(ex, scope, include=pattern, deadline=deadline)
+        found = await walk_candidates(ex, scope, include=pattern, deadline=deadline, first=first)
     return build_glob_page(
         [candidate.path for candidate in found.files],
         display_path=scope.target.display_path,
@@ -79,6 +81,7 @@ async def run_glob(ex: Execution, args: GlobArgs) -> GlobPage:
         max_bytes=cfg.read_max_bytes,
         stopped=found.stopped,
         time_limit=cfg.search_time_limit,
+        total=found.total,
     )
 
 

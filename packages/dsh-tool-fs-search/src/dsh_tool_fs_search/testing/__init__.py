@@ -23,12 +23,9 @@ import pytest
 
 # The contract's own asserts get pytest's detailed messages (registered before the import).
 pytest.register_assert_rewrite("dsh_tool_fs_search.testing._contract")
+pytest.register_assert_rewrite("dsh_tool_fs_search.testing._tree")
 
-from ._contract import (  # noqa: E402
-    SEARCH_TREE_FILES,
-    SearchContract,
-    SearchScratch,
-    build_search_tree,
-)
+from ._contract import SearchContract  # noqa: E402
+from ._tree import SEARCH_TREE_FILES, SearchScratch, build_search_tree  # noqa: E402
 
 __all__ = ["SEARCH_TREE_FILES", "SearchContract", "SearchScratch", "build_search_tree"]
