@@ -22,7 +22,9 @@ from ..arguments import FilePath, Integer, Setting, ToolArguments
 from ..config import ToolFsConfig
 from ..definitions import PromptSection, ToolAnnotations
 from ..execution import Execution
-from ..read_render import ReadWindow, WindowBuilder, check_offset, read_value, render_read
+from ..paging import check_offset
+from ..read_render import read_value, render_read
+from ..read_window import ReadWindow, WindowBuilder
 from ..spec import ToolOutput, ToolSpec
 
 
@@ -80,7 +82,7 @@ async def run_read(ex: Execution, args: ReadArgs) -> WindowRead:
     else:
         builder.feed(await ex.fs.read_text(target))
     window = builder.finish()
-    check_offset(window, p)
+    check_offset(window.offset, window.total_lines, p, f"{window.total_lines} lines")
     ex.observed(target, info.version)
     return WindowRead(p, window)
 
