@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 
 from dsh_tool_fs.read_render import read_value, render_read
 from dsh_tool_fs.read_window import ReadWindow, build_window
 
-
-def window(
-    text: str,
-    *,
-    offset: int = 1,
-    limit: int = 2000,
-    max_line_length: int = 2000,
-    max_bytes: int = 51200,
-) -> ReadWindow:
-    return build_window(
-        text, offset=offset, limit=limit, max_line_length=max_line_length, max_bytes=max_bytes
-    )
+window = partial(build_window, offset=1, limit=2000, max_line_length=2000, max_bytes=51200)
+"""The window of a whole text with the default limits (any of them may be overridden)."""
 
 
 # --- projection ------------------------------------------------------------------------------
