@@ -656,12 +656,12 @@ def read_renderer() -> Callable[[str, str], str]:
     Returns the model projection; the canonical value is built too, because
     every ``read`` result carries both (SPEC 5.7, 5.8).
     """
-    from dsh_tool_fs import ToolFsConfig, read_render
+    from dsh_tool_fs import ToolFsConfig, read_render, read_window
 
     cfg = ToolFsConfig()
 
     def render(display_path: str, text: str) -> str:
-        window = read_render.build_window(
+        window = read_window.build_window(
             text,
             offset=1,
             limit=cfg.read_limit,

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 
 from dsh_tool_fs import ToolFsConfig
-from dsh_tool_fs.read_render import WindowBuilder
+from dsh_tool_fs.read_window import WindowBuilder
 
 CHUNK = 1 << 20
 CONFIG = ToolFsConfig()

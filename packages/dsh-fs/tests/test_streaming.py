@@ -10,7 +10,7 @@ says what each operation must give.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from unittest.mock import patch
 
@@ -257,6 +257,53 @@ def test_a_stream_dropped_unfinished_closes_its_source() -> None:
 
     anyio.run(main)
     assert source.closed == 1
+
+
+class BufferRecordingSource(BytesSource):
+    """A :class:`BytesSource` that keeps the buffer each read went into."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.buffers: list[object] = []
+
+    def readinto(self, buffer: memoryview) -> int:
+        if not any(buffer.obj is seen for seen in self.buffers):
+            self.buffers.append(buffer.obj)
+        return super().readinto(buffer)
+
+
+def opener(source: BytesSource) -> Callable[[], BytesSource]:
+    return lambda: source
+
+
+def test_open_streams_never_share_a_buffer_and_an_ended_ones_is_reused() -> None:
+    """Five interleaved streams each read into their own buffer, so their texts stay
+    apart; once they end, the next stream of that chunk size reads into one of theirs,
+    and at most two spare buffers of a size are kept."""
+    texts = [f"stream {n}\n" * 40 for n in range(5)]
+    sources = [BufferRecordingSource(text.encode()) for text in texts]
+    later = BufferRecordingSource(b"later\n")
+
+    async def main() -> None:
+        streams = [TextStream(opener(source), P, chunk_bytes=9) for source in sources]
+        got: list[list[str]] = [[] for _ in streams]
+        open_ = set(range(len(streams)))
+        while open_:
+            for n in sorted(open_):
+                chunk = await anext(streams[n], None)
+                if chunk is None:
+                    open_.discard(n)
+                else:
+                    got[n].append(chunk)
+        assert ["".join(chunks) for chunks in got] == texts
+        assert [c async for c in TextStream(lambda: later, P, chunk_bytes=9)] == ["later\n"]
+
+    anyio.run(main)
+    used = [buffer for source in sources for buffer in source.buffers]
+    assert len(used) == len(sources)  # one buffer per stream for all its chunks
+    assert len({id(buffer) for buffer in used}) == len(sources)  # never shared while open
+    assert len(later.buffers) == 1 and any(later.buffers[0] is buffer for buffer in used)
+    assert len(streaming_module._SPARE_BUFFERS[9]) <= 2
 
 
 def test_a_negative_count_is_refused() -> None:

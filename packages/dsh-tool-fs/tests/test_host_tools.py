@@ -89,11 +89,11 @@ async def test_a_list_does_not_authorize_an_edit() -> None:
 # -- read ------------------------------------------------------------------------
 
 
-async def test_read_calls_resolve_one_stat_read_text_then_observes_the_stat_version() -> None:
+async def test_read_calls_resolve_one_stat_stream_text_then_observes_the_stat_version() -> None:
     tool, fs, log = make()
     session = Session()
     result = await tool.execute("read", {"file_path": "a.txt"}, session=session)
-    assert fs.calls == ["resolve", "stat", "read_text"]
+    assert fs.calls == ["resolve", "stat", "stream_text"]
     info = await fs.inner.stat(await fs.inner.resolve("/w/a.txt"))
     assert info is not None
     assert log.events == [("observed", "/w/a.txt", info.version)]
@@ -130,18 +130,14 @@ async def test_read_window_footer_with_offset_and_limit() -> None:
     )
 
 
-async def test_read_streams_at_the_configured_size() -> None:
-    tool, fs, log = make(config=ToolFsConfig(read_stream_min_size=len(TREE["/w/a.txt"])))
+@pytest.mark.parametrize("stream_min_size", [1, len(TREE["/w/a.txt"]) + 1, 10485760])
+async def test_read_streams_a_file_of_any_size(stream_min_size: int) -> None:
+    """The size ``stat`` saw may be stale by the time the file is read: never ``read_text``."""
+    tool, fs, log = make(config=ToolFsConfig(read_stream_min_size=stream_min_size))
     result = await tool.execute("read", {"file_path": "a.txt"})
     assert fs.calls == ["resolve", "stat", "stream_text"]
     assert "3: gamma\n\n(End of file - total 3 lines)" in result.text
     assert log.names() == ["observed"]
-
-
-async def test_read_below_the_threshold_reads_whole() -> None:
-    tool, fs, _ = make(config=ToolFsConfig(read_stream_min_size=len(TREE["/w/a.txt"]) + 1))
-    await tool.execute("read", {"file_path": "a.txt"})
-    assert fs.calls == ["resolve", "stat", "read_text"]
 
 
 async def test_read_of_unknown_size_streams() -> None:
@@ -169,7 +165,7 @@ async def test_read_of_a_directory_or_other_entry_observes_nothing() -> None:
         result = await tool.execute("read", {"file_path": path})
         assert result.text == f'Error: cannot read "/w/{path}": not a regular file'
         assert result.error is not None and result.error.code == "FS_NOT_REGULAR_FILE"
-    assert "read_text" not in fs.calls
+    assert fs.calls == ["resolve", "stat", "resolve", "stat"]
     assert log.events == []
 
 

@@ -1,10 +1,11 @@
 """A streamed read gives exactly the whole-text read, also when the stream skips lines.
 
-The read tool streams large files and, when the backend's stream offers
+The read tool streams every file and, when the backend's stream offers
 ``skip_lines`` (``dsh_fs.streaming.SupportsSkipLines``), passes over the lines it
-only counts. These tests run the same read both ways on ``MemoryFileSystem``
-with tiny chunks, so every boundary — a window start, an over-long line or a
-``\\r\\n`` split across chunks — is crossed.
+only counts. These tests run the same read both ways on ``MemoryFileSystem`` —
+its own stream with tiny chunks, and the whole text as one chunk without
+``skip_lines`` — so every boundary (a window start, an over-long line or a
+``\\r\\n`` split across chunks) is crossed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dsh_fs import FsTarget
 from dsh_fs import streaming as streaming_module
 from dsh_fs import text as text_module
 from dsh_fs.streaming import SkippedLines, SupportsSkipLines, TextStream
+from dsh_fs.testing import ForwardingFileSystem
 from dsh_fs_memory import MemoryFileSystem
 from dsh_fs_memory import _memory as memory_module
 from dsh_tool_fs import ToolFs, ToolResult
@@ -29,12 +31,19 @@ pieces = st.sampled_from(["a", "bc", "é", "語", "\U0001d11e", "\n", "\n", "\r\
 texts = st.lists(pieces, max_size=40).map("".join)
 
 
+class WholeText(ForwardingFileSystem[MemoryFileSystem]):
+    """The same files, each streamed as one chunk: its whole text, without ``skip_lines``."""
+
+    async def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        yield await self.inner.read_text(target)
+
+
 async def read_both_ways(
     text: str, args: dict[str, Any], config: dict[str, int]
 ) -> tuple[ToolResult, ToolResult]:
     fs = MemoryFileSystem(cwd="/w", files={"f.txt": text.encode()})
-    whole = ToolFs(fs, config={**config, "read_stream_min_size": 1 << 30})
-    streamed = ToolFs(fs, config={**config, "read_stream_min_size": 1})
+    whole = ToolFs(WholeText(fs), config=config)
+    streamed = ToolFs(fs, config=config)
     return (
         await whole.execute("read", {"file_path": "f.txt", **args}),
         await streamed.execute("read", {"file_path": "f.txt", **args}),
@@ -119,7 +128,7 @@ async def test_the_read_tool_skips_the_lines_it_only_counts(
     args: dict[str, int], counts: list[int | None]
 ) -> None:
     fs = CountingMemory({"big.txt": b"".join(b"line %d\n" % n for n in range(1, 100_001))})
-    tool = ToolFs(fs, config={"read_stream_min_size": 1})
+    tool = ToolFs(fs)
     result = await tool.execute("read", {"file_path": "big.txt", **args})
     assert result.value is not None and result.value["totalLines"] == 100_000
     assert [count for count, _ in fs.skips] == counts
@@ -130,7 +139,7 @@ async def test_the_read_tool_skips_the_lines_it_only_counts(
 @pytest.mark.anyio
 async def test_the_rest_of_an_over_long_line_is_skipped_not_decoded() -> None:
     fs = CountingMemory({"long.txt": b"x" * 1_000_000 + b"\nshort\n"})
-    tool = ToolFs(fs, config={"read_stream_min_size": 1})
+    tool = ToolFs(fs)
     result = await tool.execute("read", {"file_path": "long.txt"})
     assert result.value is not None and result.value["totalLines"] == 2
     assert result.value["lines"][1] == {"number": 2, "text": "short"}

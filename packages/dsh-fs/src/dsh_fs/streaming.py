@@ -105,6 +105,27 @@ async def run_inline(step: Callable[[], T]) -> T:
     return step()
 
 
+_SPARE_BUFFERS: dict[int, list[bytearray]] = {}
+"""Buffers of ended streams by size, taken by the next stream. A fresh buffer is
+zero-filled first: for a file of one chunk (the read tool streams every file) that was
+about half of what a stream cost over ``read_text`` (≈ 3 % of reading a 1 MB file)."""
+_SPARES_PER_SIZE = 2
+"""At most this many spare buffers of each size are kept (2 MiB for the local backend)."""
+
+
+def _take_buffer(size: int) -> bytearray:
+    try:
+        return _SPARE_BUFFERS[size].pop()
+    except (KeyError, IndexError):
+        return bytearray(size)
+
+
+def _give_back(buffer: bytearray) -> None:
+    spares = _SPARE_BUFFERS.setdefault(len(buffer), [])
+    if len(spares) < _SPARES_PER_SIZE:
+        spares.append(buffer)
+
+
 class _Reader:
     """The blocking half of a :class:`TextStream`: one reused buffer over a source."""
 
@@ -122,7 +143,7 @@ class _Reader:
     def __init__(self, source: ByteSource, decoder: StreamDecoder, chunk_bytes: int) -> None:
         self._source = source
         self._decoder = decoder
-        self._buffer = bytearray(chunk_bytes)
+        self._buffer = _take_buffer(chunk_bytes)
         self._view = memoryview(self._buffer)
         self._base = 0  # stream offset of buffer[0]
         self._start = 0  # buffer[start:end] is read but not yet consumed
@@ -131,6 +152,7 @@ class _Reader:
 
     def close(self) -> None:
         self._view.release()
+        _give_back(self._buffer)
         self._source.close()
 
     def _fill(self) -> bool:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dsh_fs import FsError, FsErrorCode
 from dsh_tool_fs.envelope import render_envelope
 from dsh_tool_fs.names import quote_name
-from dsh_tool_fs.read_render import decimal_text
+from dsh_tool_fs.paging import check_offset
 
 __all__ = [
     "GlobPage",
@@ -73,12 +72,7 @@ def build_glob_page(
     """
     if total is None:
         total = len(paths)
-    if offset > total and not (offset == 1 and total == 0):
-        raise FsError(
-            f'offset {decimal_text(offset)} is out of range for "{display_path}" '
-            f"({plural(total, 'file', 'files')})",
-            FsErrorCode.FS_NOT_FOUND,
-        )
+    check_offset(offset, total, display_path, plural(total, "file", "files"))
     page: list[str] = []
     used = 0
     for path in paths[offset - 1 : offset - 1 + max_results]:

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dsh_fs import FsError, FsErrorCode
 from dsh_tool_fs.envelope import render_envelope
 from dsh_tool_fs.names import quote_name
-from dsh_tool_fs.read_render import decimal_text
+from dsh_tool_fs.paging import check_offset
 
 from .glob_page import plural, stopped_footer
 
@@ -126,12 +125,7 @@ class GrepPageBuilder:
         and read's; ``offset`` 1 with no match is the empty page ``(No matches)``.
         """
         total = self.total_matches
-        if self.offset > total and not (self.offset == 1 and total == 0):
-            raise FsError(
-                f'offset {decimal_text(self.offset)} is out of range for "{display_path}" '
-                f"({plural(total, 'match', 'matches')})",
-                FsErrorCode.FS_NOT_FOUND,
-            )
+        check_offset(self.offset, total, display_path, plural(total, "match", "matches"))
         return GrepPage(
             display_path=display_path,
             offset=self.offset,

@@ -53,7 +53,7 @@ class ToolFsConfig(BaseModel, frozen=True):
     read_max_bytes: PositiveInteger = 51200
     """Byte cap of the selected lines of one ``read``."""
     read_stream_min_size: PositiveInteger = 10485760
-    """Files of at least this size, or of unknown size, are streamed."""
+    """``grep`` streams files of at least this size, or of unknown size (``read`` streams all)."""
     glob_max_results: PositiveInteger = 100
     """Most paths on one ``glob`` page."""
     grep_max_matches: PositiveInteger = 100

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 
-from dsh_fs import FsDirEntry, FsError, FsErrorCode
+from dsh_fs import FsDirEntry
 
 from .envelope import render_envelope
 from .names import quote_name
-from .read_render import decimal_text
+from .paging import check_offset
 
 __all__ = [
     "ListPage",
@@ -94,19 +94,15 @@ def build_list_page(
     """Order the directory, count it, and cut the page starting at ``offset`` (1-based).
 
     ``offset`` past the last entry raises ``FS_NOT_FOUND``
-    ``offset <offset> is out of range for "<p>" (<total> entries)`` (display
-    path as is, like every error message); ``offset`` 1 on an empty directory
-    is an empty page.
+    ``offset <offset> is out of range for "<p>" (<total> entries)``
+    (:func:`~dsh_tool_fs.paging.check_offset`); ``offset`` 1 on an empty
+    directory is an empty page.
     """
     if offset < 1 or max_entries < 1:
         raise ValueError("offset and max_entries must be positive integers")
     listed = list(entries)
     total = len(listed)
-    if offset > total and not (offset == 1 and total == 0):
-        raise FsError(
-            f'offset {decimal_text(offset)} is out of range for "{display_path}" ({total} entries)',
-            FsErrorCode.FS_NOT_FOUND,
-        )
+    check_offset(offset, total, display_path, f"{total} entries")
     end = offset - 1 + max_entries
     if end * 4 < total:  # a page near the start of a large directory
         page = _leading(listed, end)[offset - 1 :]

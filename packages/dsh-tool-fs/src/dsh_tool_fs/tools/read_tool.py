@@ -1,10 +1,16 @@
 """The ``read`` tool: a window of numbered lines of one UTF-8 text file.
 
-Seam calls, and nothing more: ``resolve``, one ``stat``, then ``read_text`` — or
-``stream_text`` for a file of at least ``read_stream_min_size`` bytes or of
-unknown size — and ``fs_observed`` with the ``stat`` version once the window
-is built; a ``stat`` that finds nothing emits ``fs_observed`` with ``None``
-(the model has seen the file absent) before failing ``not found``.
+Seam calls, and nothing more: ``resolve``, one ``stat``, then ``stream_text``
+— for every file, whatever its size — and ``fs_observed`` with the ``stat``
+version once the window is built; a ``stat`` that finds nothing emits
+``fs_observed`` with ``None`` (the model has seen the file absent) before
+failing ``not found``.
+
+Why always a stream: the size ``stat`` saw says nothing about the size the
+read will meet, since another process may grow the file in between. A stream
+holds one chunk at a time whatever the file has become, so no read allocates
+more than a chunk plus the window; a file smaller than one chunk still costs
+one read. ``read_text`` stays on the seam for direct callers.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from ..arguments import FilePath, Integer, Setting, ToolArguments
 from ..config import ToolFsConfig
 from ..definitions import PromptSection, ToolAnnotations
 from ..execution import Execution
-from ..read_render import ReadWindow, WindowBuilder, check_offset, read_value, render_read
+from ..paging import check_offset
+from ..read_render import read_value, render_read
+from ..read_window import ReadWindow, WindowBuilder
 from ..spec import ToolOutput, ToolSpec
 
 
@@ -68,25 +76,22 @@ async def run_read(ex: Execution, args: ReadArgs) -> WindowRead:
         max_bytes=cfg.read_max_bytes,
     )
     ex.step("read")
-    if info.size is None or info.size >= cfg.read_stream_min_size:
-        chunks = ex.fs.stream_text(target)
-        try:
-            await _feed(builder, chunks)
-        finally:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                with anyio.CancelScope(shield=True):  # release the file even when cancelled
-                    await aclose()
-    else:
-        builder.feed(await ex.fs.read_text(target))
+    chunks = ex.fs.stream_text(target)
+    try:
+        await _feed(builder, chunks)
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            with anyio.CancelScope(shield=True):  # release the file even when cancelled
+                await aclose()
     window = builder.finish()
-    check_offset(window, p)
+    check_offset(window.offset, window.total_lines, p, f"{window.total_lines} lines")
     ex.observed(target, info.version)
     return WindowRead(p, window)
 
 
 async def _feed(builder: WindowBuilder, chunks: AsyncIterator[str]) -> None:
-    """Feed a streamed file to the window, letting the stream pass over counted-only lines.
+    """Feed the file to the window, letting the stream pass over counted-only lines.
 
     When the stream can skip lines (:class:`dsh_fs.streaming.SupportsSkipLines`),
     the lines the window only counts — before ``offset``, the rest of an
