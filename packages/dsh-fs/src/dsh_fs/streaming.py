@@ -23,7 +23,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
-from anyio.lowlevel import checkpoint
+from anyio.lowlevel import checkpoint_if_cancelled
 
 from .text import StreamDecoder, nth_newline
 
@@ -100,8 +100,13 @@ class Run(Protocol):
 
 
 async def run_inline(step: Callable[[], T]) -> T:
-    """Run ``step`` in the event loop after a checkpoint (for sources that never block)."""
-    await checkpoint()
+    """Run ``step`` in the event loop, for sources that never block.
+
+    A cancellation is raised first, as by the backends' other primitives; the
+    step does not yield to other tasks (``checkpoint_if_cancelled``), so a
+    file of one chunk costs no event-loop iteration.
+    """
+    await checkpoint_if_cancelled()
     return step()
 
 

@@ -15,9 +15,10 @@ one read. ``read_text`` stays on the seam for direct callers.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, cast
 
 import anyio
 from dsh_fs import FsError, FsErrorCode
@@ -99,7 +100,7 @@ async def _feed(builder: WindowBuilder, chunks: AsyncIterator[str]) -> None:
     backend without being decoded into text: a 100 MB file costs a newline
     count, not a decode. The window is the same either way.
     """
-    skipper = chunks if isinstance(chunks, SupportsSkipLines) else None
+    skipper = cast(SupportsSkipLines, chunks) if _skips_lines(type(chunks)) else None
     while True:
         if skipper is not None:
             wanted = builder.countable_lines()
@@ -113,6 +114,13 @@ async def _feed(builder: WindowBuilder, chunks: AsyncIterator[str]) -> None:
         if chunk is None:
             return
         builder.feed(chunk)
+
+
+@functools.cache
+def _skips_lines(stream_type: type) -> bool:
+    """``isinstance(stream, SupportsSkipLines)``, asked once per stream type: Python 3.11
+    lists a protocol's members on every such check, a cost the read of a small file felt."""
+    return issubclass(stream_type, SupportsSkipLines)
 
 
 def render(args: ReadArgs, read: WindowRead) -> ToolOutput:
