@@ -44,19 +44,16 @@ class GlobArgs(ToolArguments):
             "** across segments, [abc], {a,b}. Without a / it matches file names at any "
             "depth (*.py); with one, whole paths (src/**/*.ts)."
         ),
-        kw_only=False,
     )
     path: NonBlank = Field(
         default=".",
         description=PATH_DESCRIPTION,
         json_schema_extra=without_default,
-        kw_only=False,
     )
     offset: Integer = Field(
         default=1,
         ge=1,
         description="1-based number of the first file to show. Defaults to 1.",
-        kw_only=False,
     )
 
 

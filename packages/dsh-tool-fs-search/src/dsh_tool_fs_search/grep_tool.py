@@ -45,13 +45,11 @@ class GrepArgs(ToolArguments):
             "Regular expression to search for, in RE2 syntax (no backreferences or "
             "lookaround). ^ and $ match at line starts and ends; a match never spans lines."
         ),
-        kw_only=False,
     )
     path: NonBlank = Field(
         default=".",
         description=PATH_DESCRIPTION.replace("Directory to search", "Directory or file to search"),
         json_schema_extra=without_default,
-        kw_only=False,
     )
     # "" stands for "not given" (a default is not validated; a given "" is refused).
     include: NonBlank = Field(
@@ -61,18 +59,15 @@ class GrepArgs(ToolArguments):
             "src/**/*.{ts,tsx}). Defaults to every file."
         ),
         json_schema_extra=without_default,
-        kw_only=False,
     )
     ignore_case: bool = Field(
         default=False,
         description="Match letters case-insensitively. Defaults to false.",
-        kw_only=False,
     )
     offset: Integer = Field(
         default=1,
         ge=1,
         description="1-based number of the first match to show. Defaults to 1.",
-        kw_only=False,
     )
 
     @model_validator(mode="after")

@@ -26,24 +26,20 @@ class EditArgs(ToolArguments):
 
     file_path: FilePath = Field(
         description="File to edit, absolute or relative to the session workspace.",
-        kw_only=False,
     )
     old_string: str = Field(
         min_length=1,
         description="The literal text to replace; must not be empty.",
-        kw_only=False,
     )
     new_string: str = Field(
         description=(
             "The literal replacement text; must differ from old_string. An empty "
             "string deletes the match."
         ),
-        kw_only=False,
     )
     replace_all: bool = Field(
         default=False,
         description="Replace every occurrence instead of requiring exactly one. Defaults to false.",
-        kw_only=False,
     )
 
     @model_validator(mode="after")

@@ -25,13 +25,11 @@ class ListArgs(ToolArguments):
             "Defaults to the session workspace."
         ),
         json_schema_extra=without_default,
-        kw_only=False,
     )
     offset: Integer = Field(
         default=1,
         ge=1,
         description="1-based number of the first entry to show. Defaults to 1.",
-        kw_only=False,
     )
 
 

@@ -40,17 +40,15 @@ class ReadArgs(ToolArguments):
 
     file_path: FilePath = Field(
         description="File to read, absolute or relative to the session workspace.",
-        kw_only=False,
     )
     offset: Integer = Field(
         default=1,
         ge=1,
         description="1-based number of the first line to return. Defaults to 1.",
-        kw_only=False,
     )
     limit: Annotated[
         Integer, Setting("read_limit", "Most lines to return (at most {read_limit}).")
-    ] = Field(default=ToolFsConfig().read_limit, ge=1, kw_only=False)
+    ] = Field(default=ToolFsConfig().read_limit, ge=1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,9 +24,8 @@ class WriteArgs(ToolArguments):
 
     file_path: FilePath = Field(
         description="File to write, absolute or relative to the session workspace.",
-        kw_only=False,
     )
-    content: str = Field(description="The complete new UTF-8 text of the file.", kw_only=False)
+    content: str = Field(description="The complete new UTF-8 text of the file.")
 
 
 @dataclass(frozen=True, slots=True)
