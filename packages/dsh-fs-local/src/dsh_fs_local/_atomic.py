@@ -1,7 +1,7 @@
 """The critical section of a mutation, run in one worker-thread call.
 
 ``mutate`` refuses what the workspace does not grant, reaches the target's
-directory beneath its root (a :class:`~dsh_fs_local._beneath.Spot`: the
+directory beneath its root (a :class:`~dsh_fs_local._reach.Spot`: the
 directory held open and the final name), holds an advisory ``flock`` on that
 directory (no lock file is ever created), checks the current state, computes
 the new bytes and publishes them atomically — every step an ``*at`` call on
@@ -44,9 +44,9 @@ from dsh_fs import FsError, FsErrorCode
 from dsh_fs.preconditions import not_regular, parent_not_directory
 from dsh_fs.workspace import outside_workspace, read_only_workspace
 
-from ._beneath import CreatedDirectories, Reach, Refused, Spot
 from ._os_errors import os_failure
 from ._paths import version_of
+from ._reach import CreatedDirectories, Reach, Refused, Spot
 from ._reading import READ_FLAGS, read_all
 
 _UMASK_GUARD = threading.Lock()

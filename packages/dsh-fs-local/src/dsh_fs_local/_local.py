@@ -39,12 +39,14 @@ from dsh_fs.text import (
 )
 from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outside_workspace
 
+from ._anywhere import Anywhere
 from ._atomic import mutate
-from ._beneath import Anywhere, Beneath, Reach, Refused
+from ._beneath import Beneath
 from ._listing import list_directory, list_failure
 from ._os_errors import os_error_text, os_failure
 from ._paths import display_path_of, entry_type_of, path_type_of, version_of
-from ._reading import PATH_FLAGS, FileSource, read_text_file
+from ._reach import LISTABLE_FLAGS, PATH_FLAGS, Reach, Refused
+from ._reading import FileSource, read_text_file
 
 T = TypeVar("T")
 
@@ -265,7 +267,7 @@ class LocalFileSystem(FileSystem):
             return None
         key, display_path = target.target_key, target.display_path
         try:
-            fd = reach.open(key, os.O_RDONLY | os.O_DIRECTORY)
+            fd = reach.open(key, LISTABLE_FLAGS)
         except Refused as refused:
             raise refused.error(verb, display_path) from None
         except OSError as exc:
