@@ -40,9 +40,9 @@ from dsh_fs.text import (
 from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outside_workspace
 
 from ._anywhere import Anywhere
-from ._atomic import mutate
 from ._beneath import Beneath
 from ._listing import list_directory, list_failure
+from ._mutate import mutate
 from ._os_errors import os_error_text, os_failure
 from ._paths import display_path_of, entry_type_of, path_type_of, version_of
 from ._reach import LISTABLE_FLAGS, PATH_FLAGS, Reach, Refused
