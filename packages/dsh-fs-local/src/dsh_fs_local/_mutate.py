@@ -1,10 +1,10 @@
 """The critical section of a mutation, run in one worker-thread call.
 
-:func:`mutate` refuses what the workspace does not grant, reaches the
-target's directory beneath its root (a :class:`~dsh_fs_local._reach.Spot`:
-the directory held open and the final name), holds the directory's ``flock``,
-sweeps stale temporaries (:mod:`~dsh_fs_local._temporaries`), checks the
-current state, computes the new bytes and publishes them
+:func:`mutate` reaches the target's directory beneath its root (a
+:class:`~dsh_fs_local._reach.Spot`: the directory held open and the final
+name), asks the workspace once about that place, holds the directory's
+``flock``, sweeps stale temporaries (:mod:`~dsh_fs_local._temporaries`),
+checks the current state, computes the new bytes and publishes them
 (:mod:`~dsh_fs_local._publish`) — every step an ``*at`` call on the held
 descriptor.
 """
@@ -14,10 +14,11 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.preconditions import not_regular, parent_not_directory
-from dsh_fs.workspace import outside_workspace, read_only_workspace
 
 from ._os_errors import os_failure
 from ._publish import lock_directory, replace_via_temporary, rewrite_in_place
@@ -25,12 +26,25 @@ from ._reach import CreatedDirectories, Reach, Refused, Spot
 from ._reading import READ_FLAGS, read_all
 from ._temporaries import remember_clean, sweep_unless_clean
 
-__all__ = ["Check", "Plan", "mutate"]
+__all__ = ["Check", "Mutated", "Plan", "mutate"]
+
+R = TypeVar("R")
 
 Check = Callable[[os.stat_result | None], None]
 """Raises the mutation's ``FsError`` for the current state (``None``: absent)."""
-Plan = Callable[[bytes | None], bytes]
-"""Computes the new bytes from the previous ones (``None``: absent)."""
+Plan = Callable[[bytes | None], tuple[bytes, R]]
+"""The new bytes from the previous ones (``None``: absent or not read), and what the
+caller makes of them (the edit it applied, the ``before`` text of a write)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mutated(Generic[R]):
+    """What one mutation did: the new version, whether it replaced a file (else created
+    one), and the second half of what its plan returned."""
+
+    version: str
+    replaced: bool
+    result: R
 
 
 def _open_current(spot: Spot, current: os.stat_result, verb: str, display_path: str) -> int:
@@ -66,66 +80,36 @@ def _may_write(spot: Spot) -> bool:
     )
 
 
-def _locate(reach: Reach, key: str, check: Check, created: CreatedDirectories) -> Spot:
-    """The spot of ``key``; when its directory is missing, ``check`` (the target is absent)
-    decides first whether the missing directories may be created."""
-    try:
-        return reach.locate(key)
-    except FileNotFoundError:
-        check(None)
-        return reach.make_directories(key, created)
-
-
-def _read_only_refusal(reach: Reach, key: str, verb: str, display_path: str) -> FsError:
-    """The refusal of a write to ``key``, which the workspace lets this backend only read.
-
-    Outside wins over read-only: a directory on the way may have
-    been swapped for a link that leaves every root since ``resolve``, so the
-    target's directory is reached (never created) before the answer is given.
-    """
-    try:
-        spot = reach.locate(key)
-    except Refused as exc:
-        return exc.error(verb, display_path)
-    except OSError:
-        return read_only_workspace(verb, display_path)
-    try:
-        if reach.workspace.access(spot.path) is None:
-            return outside_workspace(verb, display_path)
-    finally:
-        spot.close()
-    return read_only_workspace(verb, display_path)
-
-
-def mutate(
+def _writable_spot(
     reach: Reach,
     key: str,
     display_path: str,
     verb: str,
     check: Check,
-    plan: Plan,
-    previous_max: int | None = None,
-) -> tuple[str, bool, bytes | None]:
-    """Run one mutation of ``key``; returns the new version, whether a file was replaced,
-    and the previous bytes.
+    created: CreatedDirectories,
+) -> Spot:
+    """The spot of ``key``, where the workspace grants this write; the mutation's ``FsError``
+    (every directory made here removed again) otherwise.
 
-    The workspace refusal comes first (outside, then read-only), before
-    anything is looked up. ``check`` then sees the current state (it raises
-    for a special file, a stale version or a failed intent); ``plan`` turns
-    the previous bytes into the new ones (it may raise, e.g. an edit that does
-    not match). A previous file larger than ``previous_max`` is not read
-    (``plan`` and the result see ``None``), unless its bytes are needed for
-    an in-place rewrite. Every step after the refusal works through the
-    descriptor of the target's directory, reached beneath its root. Any
-    ``FsError`` leaves the target and the directory exactly as they were.
+    The workspace is asked once, about the place the lookup reached (it may
+    have followed a final link, or an absolute one into another root), before
+    anything there is locked, swept or read. A key outside every root is
+    refused by the reach itself, before its first system call. Where no place
+    was reached (a missing directory, a failed lookup) the key answers: the
+    refusal comes before the absent target is checked, before any directory
+    is made and before the OS error. When the target's directory is missing,
+    ``check`` (the target is absent) decides whether it may be made.
     """
     workspace = reach.workspace
-    workspace.check(verb, display_path, key, write=False)
-    if workspace.access(key) != "write":
-        raise _read_only_refusal(reach, key, verb, display_path)
-    created = CreatedDirectories()
     try:
-        spot = _locate(reach, key, check, created)
+        try:
+            spot = reach.locate(key)
+        except OSError as exc:
+            workspace.check(verb, display_path, key, write=True)
+            if not isinstance(exc, FileNotFoundError):
+                raise
+            check(None)
+            spot = reach.make_directories(key, created)
     except BaseException as exc:
         created.undo()
         if isinstance(exc, Refused):
@@ -138,16 +122,47 @@ def mutate(
             raise os_failure(verb, display_path, exc) from exc
         raise
     try:
-        # The walk may have followed a final link or an absolute one into
-        # another root: the place it reached is what must grant the write.
         workspace.check(verb, display_path, spot.path, write=True)
+    except BaseException:
+        spot.close()
+        created.undo()
+        raise
+    return spot
+
+
+def _state(spot: Spot) -> os.stat_result | None:
+    """The target's ``lstat`` under the lock (``None``: absent)."""
+    try:
+        return os.stat(spot.name, dir_fd=spot.dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def mutate(
+    reach: Reach,
+    key: str,
+    display_path: str,
+    verb: str,
+    check: Check,
+    plan: Plan[R],
+    previous_max: int | None = None,
+) -> Mutated[R]:
+    """Run one mutation of ``key``: reach, lock, check, plan, publish.
+
+    ``check`` sees the current state (it raises for a special file, a stale
+    version or a failed intent); ``plan`` turns the previous bytes into the
+    new ones and what the caller makes of them (it may raise, e.g. an edit
+    that does not match). A previous file larger than ``previous_max`` is not
+    read (``plan`` sees ``None``), unless its bytes are needed for an
+    in-place rewrite. Every step works through the descriptor of the
+    target's directory, reached beneath its root, and any ``FsError`` leaves
+    the target and the directory exactly as they were.
+    """
+    created = CreatedDirectories()
+    spot = _writable_spot(reach, key, display_path, verb, check, created)
+    try:
         clean = sweep_unless_clean(spot, lock_directory(spot))
-        try:
-            current: os.stat_result | None = os.stat(
-                spot.name, dir_fd=spot.dir_fd, follow_symlinks=False
-            )
-        except FileNotFoundError:
-            current = None
+        current = _state(spot)
         check(current)
         if current is not None and not _may_write(spot):
             # Replacing by rename only needs the directory's permission; a
@@ -155,7 +170,9 @@ def mutate(
             raise OSError(errno.EACCES, os.strerror(errno.EACCES))
         source = None if current is None else _open_current(spot, current, verb, display_path)
         try:
-            in_place = current is not None and current.st_nlink > 1 and not workspace.contained
+            in_place = (
+                current is not None and current.st_nlink > 1 and not reach.workspace.contained
+            )
             previous = None
             if (
                 source is not None
@@ -163,7 +180,7 @@ def mutate(
                 and (in_place or previous_max is None or current.st_size <= previous_max)
             ):
                 previous = read_all(source, current.st_size, verb, display_path)
-            data = plan(previous)
+            data, result = plan(previous)
             if in_place and current is not None and previous is not None:
                 version = rewrite_in_place(spot, data, previous, current)
             else:
@@ -183,4 +200,4 @@ def mutate(
         raise os_failure(verb, display_path, exc) from exc
     spot.close()
     created.close()
-    return version, current is not None, previous
+    return Mutated(version, current is not None, result)
