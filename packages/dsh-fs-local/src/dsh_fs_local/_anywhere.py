@@ -99,7 +99,7 @@ class Anywhere:
         fd, readable = _open_directory(parent)
         info = lstat_in(fd, name)
         if info is None or not st.S_ISLNK(info.st_mode):
-            return Spot(fd, parent, name, info, readable)
+            return Spot(fd, parent, name, readable)
         try:
             links = count_link(links)
             try:
@@ -112,7 +112,7 @@ class Anywhere:
         if target is None:
             # An object without a path (``/dev/stdin`` on a pipe): the link itself,
             # which a mutation refuses as not a regular file.
-            return Spot(fd, parent, name, info, readable)
+            return Spot(fd, parent, name, readable)
         os.close(fd)
         return self._locate(target, links)
 

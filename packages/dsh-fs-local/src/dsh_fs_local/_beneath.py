@@ -425,7 +425,7 @@ class Beneath:
         if info is not None and st.S_ISLNK(info.st_mode):
             os.close(fd)
             return None
-        return Spot(fd, parent, name, info, readable)
+        return Spot(fd, parent, name, readable)
 
     def _spot_of(self, arrival: _Arrival) -> Spot:
         walk = arrival.walk
@@ -433,7 +433,7 @@ class Beneath:
             if not arrival.name:
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
             fd, readable = _reopen_listable(walk.fd)
-            return Spot(fd, walk.path, arrival.name, arrival.info, readable)
+            return Spot(fd, walk.path, arrival.name, readable)
         finally:
             walk.close()
 

@@ -86,14 +86,13 @@ class Spot:
     ``dir_fd`` is owned by the spot (:meth:`close`). It is readable
     (``O_RDONLY``: it can be listed, locked and ``fsync``ed) when ``readable``,
     else an ``O_PATH`` descriptor that only serves ``*at`` calls (a directory
-    this process may search but not read). ``name`` is not a symlink when the
-    spot was made (``info`` is its ``lstat``, ``None`` when absent).
+    this process may search but not read). ``name`` was not a symlink when the
+    spot was made (a final link is followed to its target's directory).
     """
 
     dir_fd: int
     dir_path: str
     name: str
-    info: os.stat_result | None
     readable: bool
 
     @property
