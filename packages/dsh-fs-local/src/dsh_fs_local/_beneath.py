@@ -308,8 +308,9 @@ class Beneath:
 
     def _make_directory(self, walk: _Walk, name: str, created: CreatedDirectories) -> int:
         path = walk.path.rstrip("/") + "/" + name
-        if self._workspace.access(path) != "write":
-            raise Refused(outside=self._workspace.access(path) is None)
+        granted = self._workspace.access(path)
+        if granted != "write":
+            raise Refused(outside=granted is None)
         try:
             os.mkdir(name, 0o777, dir_fd=walk.fd)
         except FileExistsError:

@@ -34,7 +34,7 @@ Check = Callable[[os.stat_result | None], None]
 """Raises the mutation's ``FsError`` for the current state (``None``: absent)."""
 Plan = Callable[[bytes | None], tuple[bytes, R]]
 """The new bytes from the previous ones (``None``: absent or not read), and what the
-caller makes of them (the edit it applied, the ``before`` text of a write)."""
+caller makes of them (the edit it applied, a write's ``before`` and ``after`` texts)."""
 
 
 @dataclass(frozen=True, slots=True)
