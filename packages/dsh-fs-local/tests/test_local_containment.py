@@ -43,7 +43,8 @@ from dsh_fs import (
 )
 from dsh_fs.testing._expect import expect_fs_error
 from dsh_fs_local import LocalFileSystem, _beneath
-from dsh_fs_local._beneath import ResolutionMode
+from dsh_fs_local._openat2 import ResolutionMode, kernel_has_openat2
+from dsh_fs_local._reach import MAX_SYMLINKS, Refused
 
 pytestmark = pytest.mark.anyio
 
@@ -54,7 +55,7 @@ MODES: list[ResolutionMode] = ["openat2", "walk"]
 def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> ResolutionMode:
     """The resolution mode every backend built during the test uses."""
     chosen: ResolutionMode = request.param
-    if chosen == "openat2" and not _beneath.kernel_has_openat2():
+    if chosen == "openat2" and not kernel_has_openat2():
         pytest.skip("this kernel has no openat2")
     monkeypatch.setattr(_beneath, "default_mode", lambda: chosen)
     return chosen
@@ -706,7 +707,7 @@ def test_the_walk_stops_a_real_loop_as_eloop(tree: Tree) -> None:
 
 def test_the_walk_follows_a_long_chain_of_inside_links_up_to_the_limit(tree: Tree) -> None:
     previous = "f.txt"
-    for i in range(_beneath.MAX_SYMLINKS):
+    for i in range(MAX_SYMLINKS):
         tree.link(f"hop{i}", previous)
         previous = f"hop{i}"
     fs = tree.fs()
@@ -733,7 +734,7 @@ def test_dotdot_in_a_link_climbs_only_within_the_root(tree: Tree) -> None:
             assert os.read(fd, 100) == b"inside\n"
         finally:
             os.close(fd)
-        with pytest.raises(_beneath.Refused):
+        with pytest.raises(Refused):
             beneath.open(tree.at("d/out"), os.O_RDONLY)
     finally:
         beneath.close()

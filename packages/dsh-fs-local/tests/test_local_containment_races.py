@@ -41,7 +41,7 @@ from typing import Any
 import pytest
 from dsh_fs import FileSystem, FsEditRequest, FsError, FsErrorCode
 from dsh_fs_local import LocalFileSystem, _beneath
-from dsh_fs_local._beneath import ResolutionMode
+from dsh_fs_local._openat2 import ResolutionMode, kernel_has_openat2
 
 pytestmark = pytest.mark.anyio
 
@@ -358,7 +358,7 @@ async def run_race(
 @pytest.fixture(params=["openat2", "walk"])
 def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> ResolutionMode:
     chosen: ResolutionMode = request.param
-    if chosen == "openat2" and not _beneath.kernel_has_openat2():
+    if chosen == "openat2" and not kernel_has_openat2():
         pytest.skip("this kernel has no openat2")
     monkeypatch.setattr(_beneath, "default_mode", lambda: chosen)
     return chosen

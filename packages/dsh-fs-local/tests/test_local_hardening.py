@@ -27,7 +27,7 @@ import pytest
 from dsh_fs import FsEditRequest, FsError, FsErrorCode
 from dsh_fs.testing import Scratch
 from dsh_fs_local import LocalFileSystem
-from dsh_fs_local._beneath import kernel_has_openat2
+from dsh_fs_local._openat2 import kernel_has_openat2
 
 AsUser = Callable[..., Any]
 """The ``as_user`` fixture: ``as_user(fn, uid, gid, groups=())`` runs ``fn`` as that user."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import anyio
 import pytest
-from dsh_fs import FsError, FsErrorCode
+from dsh_fs import FsError, FsErrorCode, FsTarget
 from dsh_fs.testing import Scratch
 from dsh_fs.testing._expect import expect_fs_error
 from dsh_fs_local import LocalFileSystem
@@ -238,3 +239,29 @@ async def test_without_roots_an_object_without_a_path_keeps_a_path_key(scratch: 
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def descriptors_of(directory: str) -> int:
+    """How many of this process's descriptors are open on ``directory``."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # closed meanwhile (the listing's own)
+            count += os.readlink(f"/proc/self/fd/{fd}") == directory
+    return count
+
+
+async def test_a_write_through_a_link_loop_without_roots_leaks_no_descriptor(
+    scratch: Scratch,
+) -> None:
+    # The directory held to write in is closed when following the final link fails.
+    fs = LocalFileSystem(scratch.root, roots=None)
+    scratch.symlink("loop", "loop")
+    target = FsTarget(at(scratch, "loop"), at(scratch, "loop"))
+    before = descriptors_of(scratch.root)
+    for _ in range(20):
+        await expect_fs_error(
+            fs.write_text(target, "x"),
+            FsErrorCode.FS_IO_ERROR,
+            f'cannot write "{at(scratch, "loop")}": Too many levels of symbolic links',
+        )
+    assert descriptors_of(scratch.root) == before

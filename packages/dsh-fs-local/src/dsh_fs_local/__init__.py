@@ -4,8 +4,8 @@ Realpath identity, strict UTF-8 reads that never block on special files,
 one-``scandir`` listings and atomic, crash-safe, cross-process-locked writes.
 """
 
-from ._atomic import new_file_mode, process_umask
 from ._local import LocalFileSystem
+from ._publish import new_file_mode, process_umask
 
 __version__ = "0.2.0"
 

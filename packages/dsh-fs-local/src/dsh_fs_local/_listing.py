@@ -8,12 +8,9 @@ import os
 from dsh_fs import EntryType, FsDirEntry, FsError, FsTarget
 from dsh_fs.preconditions import not_directory, not_found
 
-from ._beneath import Reach, Refused
 from ._os_errors import os_failure
 from ._paths import entry_type_of, version_of
-from ._reading import PATH_FLAGS
-
-_LISTABLE = os.O_RDONLY | os.O_DIRECTORY
+from ._reach import LISTABLE_FLAGS, PATH_FLAGS, Reach, Refused
 
 
 def list_failure(
@@ -78,7 +75,7 @@ def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -
     adds version, file size and modification time.
     """
     try:
-        dir_fd = reach.open(key, _LISTABLE)
+        dir_fd = reach.open(key, LISTABLE_FLAGS)
     except Refused as refused:
         raise refused.error("list", display_path) from None
     except OSError as exc:

@@ -40,12 +40,14 @@ from dsh_fs.text import (
 )
 from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outside_workspace
 
-from ._atomic import mutate
-from ._beneath import Anywhere, Beneath, Reach, Refused
+from ._anywhere import Anywhere
+from ._beneath import Beneath
 from ._listing import list_directory, list_failure
+from ._mutate import mutate
 from ._os_errors import os_error_text, os_failure
 from ._paths import display_path_of, entry_type_of, path_type_of, version_of
-from ._reading import PATH_FLAGS, FileSource, read_text_file
+from ._reach import LISTABLE_FLAGS, PATH_FLAGS, Reach, Refused
+from ._reading import FileSource, read_text_file
 
 T = TypeVar("T")
 
@@ -221,13 +223,6 @@ class LocalFileSystem(FileSystem):
             version_of(info), kind, info.st_size if kind == "file" else None, info.st_mtime_ns
         )
 
-    def _check_write(self, verb: str, target: FsTarget) -> None:
-        """The early refusal of a mutation whose target key is outside, before any
-        lookup or lock. Read-only is answered inside the mutation, once it is known
-        that no swapped directory leads outside (outside wins). Reads need none: the
-        reach refuses a key outside every root before its first system call."""
-        self._workspace.check(verb, target.display_path, target.target_key, write=False)
-
     async def read_text(self, target: FsTarget) -> str:
         return await to_thread.run_sync(
             read_text_file,
@@ -266,7 +261,7 @@ class LocalFileSystem(FileSystem):
             return None
         key, display_path = target.target_key, target.display_path
         try:
-            fd = reach.open(key, os.O_RDONLY | os.O_DIRECTORY)
+            fd = reach.open(key, LISTABLE_FLAGS)
         except Refused as refused:
             raise refused.error(verb, display_path) from None
         except OSError as exc:
@@ -286,50 +281,43 @@ class LocalFileSystem(FileSystem):
         def check(current: os.stat_result | None) -> None:
             check_write(display_path, _state(current), expected)
 
-        def plan(previous: bytes | None) -> tuple[bytes]:
-            return (encode_text(content, "write", display_path),)
+        def plan(previous: bytes | None) -> tuple[tuple[bytes], tuple[str | None, str]]:
+            # The texts are made here, in the worker thread: a large content
+            # is not decoded or normalized on the event loop.
+            data = encode_text(content, "write", display_path)
+            before = None if previous is None else decode_previous(previous)
+            return (data,), (before, written_text(content))
 
-        def write() -> FsWriteOutcome:
-            # The outcome's texts are decoded here, in the worker thread, once
-            # the directory lock is released: a large previous content is not
-            # decoded on the event loop.
-            version, replaced, previous = mutate(
+        async with self._locks.hold(target.target_key):
+            done = await to_thread.run_sync(
+                mutate,
                 self._reach,
                 target.target_key,
                 display_path,
                 "write",
                 check,
                 plan,
-                previous_max=LARGE_FILE_BYTES,
+                LARGE_FILE_BYTES,
+                abandon_on_cancel=False,
             )
-            return FsWriteOutcome(
-                operation="update" if replaced else "create",
-                version=version,
-                before=None if previous is None else decode_previous(previous),
-                after=written_text(content),
-            )
-
-        self._check_write("write", target)
-        async with self._locks.hold(target.target_key):
-            return await to_thread.run_sync(write, abandon_on_cancel=False)
+        before, after = done.result
+        return FsWriteOutcome("update" if done.replaced else "create", done.version, before, after)
 
     async def edit_text(
         self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
     ) -> FsEditOutcome:
         display_path = target.display_path
-        applied: list[AppliedEdit] = []
 
         def check(current: os.stat_result | None) -> None:
             check_edit(display_path, _state(current), expected)
 
-        def plan(previous: bytes | None) -> tuple[Bytes, ...]:
-            result = apply_edit(previous or b"", edit, display_path)
-            applied.append(result)
-            return result.chunks
+        def plan(previous: bytes | None) -> tuple[tuple[Bytes, ...], AppliedEdit]:
+            assert previous is not None  # check_edit refused an absent file
+            applied = apply_edit(previous, edit, display_path)
+            return applied.chunks, applied
 
-        self._check_write("edit", target)
         async with self._locks.hold(target.target_key):
-            version, _, _ = await to_thread.run_sync(
+            done = await to_thread.run_sync(
                 mutate,
                 self._reach,
                 target.target_key,
@@ -339,8 +327,8 @@ class LocalFileSystem(FileSystem):
                 plan,
                 abandon_on_cancel=False,
             )
-        result = applied[0]
-        return FsEditOutcome(version, result.before, result.after, result.replacements)
+        applied = done.result
+        return FsEditOutcome(done.version, applied.before, applied.after, applied.replacements)
 
 
 def _canonical_root(path: str) -> str:

@@ -1,16 +1,13 @@
-"""Path identity: display paths, realpath target keys, versions and entry types."""
+"""Path identity: display paths, the kernel's path of a descriptor, versions and entry types."""
 
 from __future__ import annotations
 
-import errno
 import os
 import stat as st
 
 from dsh_fs import EntryType, FsError, FsErrorCode, PathType
 
 _PROC_FD = "/proc/self/fd/"
-_HAS_O_PATH = hasattr(os, "O_PATH") and os.path.isdir(_PROC_FD)
-_O_PATH = getattr(os, "O_PATH", 0) | os.O_CLOEXEC
 
 
 def display_path_of(path: str, cwd: str) -> str:
@@ -38,46 +35,19 @@ def display_path_of(path: str, cwd: str) -> str:
     return display_path
 
 
-def _realpath_existing(display_path: str) -> str:
-    """Realpath of an existing path; raises the ``OSError`` of the lookup otherwise.
+def fd_path(fd: int) -> str | None:
+    """The kernel's path of an open descriptor (``/proc/self/fd``): its realpath at this moment.
 
-    On Linux: one ``open(O_PATH)`` and a ``readlink`` of its ``/proc/self/fd``
-    entry (three syscalls, whatever the depth); elsewhere ``realpath(strict=True)``.
-    """
-    if not _HAS_O_PATH:
-        return os.path.realpath(display_path, strict=True)
-    fd = os.open(display_path, _O_PATH)
-    try:
-        return os.readlink(f"{_PROC_FD}{fd}")
-    finally:
-        os.close(fd)
-
-
-def realpath_anywhere(display_path: str) -> str:
-    """The identity of ``display_path`` without containment (``roots=None``): its realpath.
-
-    A missing path gets the realpath of its nearest existing ancestor joined
-    with the missing remainder (dangling symlinks are followed, so a write
-    through one creates the file it points to). A parent segment that is a
-    file raises ``ENOTDIR``, a symlink loop ``ELOOP``. When a segment cannot
-    be searched (``EACCES``) the key is computed lexically as far as
-    possible: the primitive that touches the file reports the denial.
+    ``None`` when the kernel has none to give: no ``/proc``, an object without a
+    path (a pipe reads ``pipe:[n]``), or a file unlinked since it was opened.
     """
     try:
-        key = _realpath_existing(display_path)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.EACCES, errno.EPERM):
-            return os.path.realpath(display_path)
-        raise
-    if not key.startswith("/"):
-        # An object without a path (``/dev/stdin`` on a pipe reads "pipe:[n]"):
-        # keep the final link unresolved; its (followed) type is never a file.
-        parent, name = os.path.split(display_path)
-        return os.path.join(_realpath_existing(parent), name) if name else display_path
-    if key.endswith(" (deleted)") and not os.path.lexists(key):
-        # Replaced between open and readlink: fall back to the lexical walk.
-        return os.path.realpath(display_path)
-    return key
+        path = os.readlink(f"{_PROC_FD}{fd}")
+    except OSError:
+        return None
+    if not path.startswith("/") or path.endswith(" (deleted)"):
+        return None
+    return path
 
 
 def version_of(s: os.stat_result) -> str:

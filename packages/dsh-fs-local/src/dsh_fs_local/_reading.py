@@ -1,7 +1,7 @@
 """Reading regular files without ever blocking on a special file.
 
 Every function here runs in a worker thread and reaches the file through a
-:class:`~dsh_fs_local._beneath.Reach` (beneath the workspace roots). The type
+:class:`~dsh_fs_local._reach.Reach` (beneath the workspace roots). The type
 check comes from an ``O_PATH`` descriptor taken *before* any ``open``, so a
 FIFO, socket or device is never opened; the ``open`` itself uses
 ``O_NONBLOCK`` in case the path was swapped for a FIFO in between, and an
@@ -18,12 +18,10 @@ from dsh_fs import FsError
 from dsh_fs.preconditions import not_found, not_regular
 from dsh_fs.text import LARGE_FILE_BYTES, StreamDecoder, decode_text
 
-from ._beneath import Reach, Refused
 from ._os_errors import os_failure
+from ._reach import PATH_FLAGS, Reach, Refused
 
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
-PATH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY | os.O_NONBLOCK) | os.O_CLOEXEC
-"""A descriptor that opens nothing (``O_PATH``): enough for ``fstat``."""
 STREAM_CHUNK_BYTES = 1 << 20
 """Bytes per ``os.read`` when a file of unknown size (0) is read whole."""
 
