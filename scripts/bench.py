@@ -1,5 +1,7 @@
 """The dsh-fs benchmark suite: the product against the raw-Python lower bound, same run.
 
+Kept as one file: a script run on its own, one function per workload beside its baseline.
+
     hatch run python scripts/bench.py            # full suite (< 10 minutes on 2 cores)
     hatch run python scripts/bench.py --quick    # smoke run: 3 runs, no 1 GB file
     hatch run python scripts/bench.py --only W1,W5 --runs 7
@@ -654,7 +656,7 @@ def read_renderer() -> Callable[[str, str], str]:
     """The product's own read renderer, called directly: the window, its text and its value.
 
     Returns the model projection; the canonical value is built too, because
-    every ``read`` result carries both (SPEC 5.7, 5.8).
+    every ``read`` result carries both (docs/reference/results.md).
     """
     from dsh_tool_fs import ToolFsConfig, read_render, read_window
 
