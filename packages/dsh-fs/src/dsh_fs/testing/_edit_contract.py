@@ -1,4 +1,7 @@
-"""Contract of ``edit_text`` (guard before match, the edit messages, line endings, BOM)."""
+"""Contract of ``edit_text`` (guard before match, the edit messages, line endings, BOM).
+
+Kept as one module: one contract class, its cases in the order of the edit rule.
+"""
 
 from __future__ import annotations
 
