@@ -1,5 +1,7 @@
 """Workspace containment of the local backend, in both resolution modes: what the kit cannot say.
 
+Kept as one file: every case works on the one tree drawn below, in both modes.
+
 The kit's ``ContainmentContract`` runs on this backend in both modes too
 (test_local_conformance.py); these cases need the host: locks, the sweep,
 ``/proc``, the root's descriptors, the walk's own limits.

@@ -1,5 +1,7 @@
 """The swap race of SPEC 3.3: a directory exchanged with a symlink leading outside, nonstop.
 
+Kept as one file: every primitive and tool meets the same swapper thread.
+
 A swapper thread calls ``renameat2(RENAME_EXCHANGE)`` on two names of the
 workspace in a tight loop: at every instant ``ws/d`` is either the real
 directory or a symlink to ``outside/``, which holds bait files of the same

@@ -1,5 +1,7 @@
 """Hardening against a second local user and against the model alone (issue 19).
 
+Kept as one file: one test per finding of the issue, sharing the two-user fixtures.
+
 The agent runs as user A, a shell tool (or any other local process) as user
 B, and both share a writable workspace, as docs/using/security.md recommends. CI
 runs as root: the test makes the two users on the fly (numeric ids, which

@@ -1,5 +1,7 @@
 """What the host filesystem adds to writes and edits (SPEC 3.1 write_text / edit_text):
 symlinks, permission bits, owners, hard links, special files, leftovers.
+
+Kept as one file: each case is a property of the host's files that a write must keep.
 """
 
 from __future__ import annotations
