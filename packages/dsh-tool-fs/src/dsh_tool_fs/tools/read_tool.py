@@ -78,11 +78,13 @@ async def run_read(ex: Execution, args: ReadArgs) -> WindowRead:
     chunks = ex.fs.stream_text(target)
     try:
         await _feed(builder, chunks)
-    finally:
-        aclose = getattr(chunks, "aclose", None)
-        if aclose is not None:
-            with anyio.CancelScope(shield=True):  # release the file even when cancelled
-                await aclose()
+    except BaseException:
+        with anyio.CancelScope(shield=True):  # release the file even when cancelled
+            await _close(chunks)
+        raise
+    # The text was read to its end: the stream has nothing left to wait for, so its
+    # close needs no shield (a shield costs as much as a small file's whole stream).
+    await _close(chunks)
     window = builder.finish()
     check_offset(window.offset, window.total_lines, p, f"{window.total_lines} lines")
     ex.observed(target, info.version)
@@ -112,6 +114,12 @@ async def _feed(builder: WindowBuilder, chunks: AsyncIterator[str]) -> None:
         if chunk is None:
             return
         builder.feed(chunk)
+
+
+async def _close(chunks: AsyncIterator[str]) -> None:
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 @functools.cache
