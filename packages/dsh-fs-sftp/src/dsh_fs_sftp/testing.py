@@ -24,7 +24,6 @@ import os
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -33,6 +32,7 @@ from typing import Any
 
 import asyncssh
 import pytest
+from dsh_fs.testing import DiskTree
 from dsh_fs.workspace import CWD_ROOT, RootsOption
 
 from ._sftp import SftpFileSystem
@@ -208,74 +208,24 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
         server.stop()
 
 
-class SftpScratch:
+class SftpScratch(DiskTree):
     """The conformance kit's ``Scratch``: a temporary directory served by :class:`SshServer`.
 
-    The backend reaches it over SFTP; the out-of-band helpers change it with
-    local calls, as a process on the server would. Every backend it builds is
-    closed by :meth:`aclose`.
+    The backend reaches it over SFTP; the out-of-band helpers
+    (:class:`dsh_fs.testing.DiskTree`'s) change it with local calls, as a
+    process on the server would. Every backend it builds is closed by
+    :meth:`aclose`.
     """
 
     def __init__(self, server: SshServer, root: Path) -> None:
+        super().__init__(root)
         self._server = server
-        self._root = os.path.realpath(root)
         self._backends: list[SftpFileSystem] = []
-        self._fs = self.backend(self._root)
+        self._fs = self.backend(self.root)
 
     @property
     def fs(self) -> SftpFileSystem:
         return self._fs
-
-    @property
-    def root(self) -> str:
-        return self._root
-
-    def path(self, rel: str) -> str:
-        return os.path.join(self._root, rel)
-
-    def put(self, path: str, data: bytes) -> None:
-        full = self.path(path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "wb") as out:
-            out.write(data)
-
-    def get(self, path: str) -> bytes | None:
-        full = self.path(path)
-        try:
-            if not stat.S_ISREG(os.stat(full).st_mode):
-                return None
-            with open(full, "rb") as f:
-                return f.read()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-
-    def mkdir(self, path: str) -> None:
-        os.makedirs(self.path(path), exist_ok=True)
-
-    def remove(self, path: str) -> None:
-        full = self.path(path)
-        if os.path.isdir(full) and not os.path.islink(full):
-            os.rmdir(full)
-        else:
-            os.unlink(full)
-
-    def symlink(self, path: str, target: str) -> None:
-        full = self.path(path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        os.symlink(target, full)
-
-    def make_other(self, path: str) -> None:
-        full = self.path(path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        os.mkfifo(full)
-
-    def hard_link(self, path: str, existing: str) -> None:
-        full = self.path(path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        os.link(self.path(existing), full)
-
-    def names(self, path: str = ".") -> list[str]:
-        return sorted(os.listdir(self.path(path)))
 
     def backend(
         self,

@@ -29,6 +29,7 @@ from ._cancellation_contract import CancellationContract
 from ._concurrency_contract import SerializationContract
 from ._containment_contract import ContainmentContract, build_containment_tree
 from ._contract import FileSystemContract
+from ._disk import DiskTree
 from ._edit_contract import EditContract
 from ._forwarding import ForwardingFileSystem
 from ._list_contract import ListContract, build_listing_tree
@@ -44,6 +45,7 @@ __all__ = [
     "CancellationContract",
     "ContainmentContract",
     "ContractBase",
+    "DiskTree",
     "EditContract",
     "FileSystemContract",
     "ForwardingFileSystem",
