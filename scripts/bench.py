@@ -149,7 +149,7 @@ def generate(root: str, wanted: set[str]) -> Data:
         os.mkdir(d.crowded)
         for i in range(20_000):
             os.close(os.open(os.path.join(d.crowded, f"module_{i:05d}.py"), os.O_CREAT, 0o644))
-    if wanted & {"G1", "G2", "R1", "R2", "R3"}:
+    if wanted & {"G1", "G2", "R1", "R2", "R3", "R1S", "R1N", "R3N", "R3T"}:
         # A real source tree: this environment's packages, symlinks kept as symlinks.
         d.source_tree = os.path.join(root, "site-packages")
         site = next(p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p))
@@ -902,11 +902,16 @@ async def r3(row: Row, d: Data, runs: int) -> None:
     await r2(row, d, runs, RARE_LITERAL)
 
 
-async def r1(row: Row, d: Data, runs: int) -> None:
+async def r1(row: Row, d: Data, runs: int, *, newest_first: bool = False) -> None:
+    """R1, and R1S (``newest_first``): against ``rg`` listing in glob's own order."""
+    from dsh_tool_fs_search._native import NEWEST_FIRST
+
     tree = search_tree(d)
     rg = rg_executable()
     s = Stack(tree)
     command = [rg, "--files", *RG_SAME_RULES, f"--glob={SEARCH_GLOB}"]
+    if newest_first:
+        command.append(NEWEST_FIRST.decode())
     expected = rg_output(command, tree).count(b"\n")
     total: list[int] = []
 
@@ -924,6 +929,10 @@ async def r1(row: Row, d: Data, runs: int) -> None:
     if set(total) != {expected}:
         raise ProductError(f"glob found {sorted(set(total))} files, rg {expected}")
     row.note = f"{expected} files of {d.source_files} in a site-packages copy; {native_state()}"
+
+
+async def r1s(row: Row, d: Data, runs: int) -> None:
+    await r1(row, d, runs, newest_first=True)
 
 
 async def r2(row: Row, d: Data, runs: int, literal: str = SEARCH_LITERAL) -> None:
@@ -952,6 +961,75 @@ async def r2(row: Row, d: Data, runs: int, literal: str = SEARCH_LITERAL) -> Non
     row.note = (
         f"{literal!r}: {matches} matches in {files} files of {d.source_files}; {native_state()}"
     )
+
+
+async def rg_alone(
+    row: Row,
+    d: Data,
+    runs: int,
+    arguments: list[bytes],
+    command: list[str],
+    *,
+    confined: bool = True,
+) -> None:
+    """R1N/R3N: the native path's ``rg`` alone, confined, with its flags and no work of ours
+    before or after, against the row's plain ``rg``: what confinement and exactness cost
+    before the search does anything. R3T (``confined=False``): the same flags in a plain
+    ``rg`` process, what the flags alone cost."""
+    from dsh_tool_fs_search._ripgrep import WALK_ARGUMENTS, run_rg
+    from dsh_tool_fs_search._sandbox import Sandbox
+
+    tree = search_tree(d)
+    rg = rg_executable()
+    fd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
+    sandbox = Sandbox(rg, [fd]) if confined else None
+    flags = [*WALK_ARGUMENTS, *arguments]
+
+    def product() -> None:
+        if sandbox is not None:
+            run_rg(sandbox, fd, arguments, lambda: None, lambda paths: None)
+        else:  # exit code 1 is "nothing found"
+            subprocess.run(
+                [os.fsencode(rg), *flags],
+                cwd=tree,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                check=False,
+            )
+
+    def baseline() -> None:
+        subprocess.run(
+            command, cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
+        )
+
+    try:
+        await measure(row, sync_op(product), sync_op(baseline), runs)
+    finally:
+        if sandbox is not None:
+            sandbox.close()
+        os.close(fd)
+    row.note = "rg " + " ".join(flag.decode() for flag in flags)
+
+
+async def r1n(row: Row, d: Data, runs: int) -> None:
+    from dsh_tool_fs_search._native import NEWEST_FIRST, rg_glob_arguments
+    from dsh_tool_fs_search.globs import PathGlob
+
+    globs, _ = rg_glob_arguments(PathGlob.compile(SEARCH_GLOB))
+    command = [rg_executable(), "--files", *RG_SAME_RULES, f"--glob={SEARCH_GLOB}"]
+    await rg_alone(row, d, runs, [b"--files", *globs, NEWEST_FIRST], command)
+
+
+async def r3n(row: Row, d: Data, runs: int, *, confined: bool = True) -> None:
+    from dsh_tool_fs_search._native import rg_grep_arguments
+
+    arguments = rg_grep_arguments(RARE_LITERAL.encode(), ignore_case=False, globs=[])
+    command = [rg_executable(), "-n", "--no-heading", "-F", *RG_SAME_RULES, "--", RARE_LITERAL]
+    await rg_alone(row, d, runs, arguments, command, confined=confined)
+
+
+async def r3t(row: Row, d: Data, runs: int) -> None:
+    await r3n(row, d, runs, confined=False)
 
 
 # G1/G2: glob and grep through the seam (dsh-tool-fs-search), no native fast path
@@ -1167,8 +1245,12 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "S2": ("start-up: dsh-fs mcp, spawn → tools/list", "ms", 1.15, "≤ 1.15", s2),
     "R0": ("confined rg (sandbox), empty directory", "ms", None, "info", r0),
     "R1": (f"glob {SEARCH_GLOB!r}, site-packages copy", "ms", 1.3, "≤ 1.3", r1),
+    "R1S": ("R1 against rg listing newest first", "ms", None, "info", r1s),
+    "R1N": ("R1's confined rg alone (newest first)", "ms", None, "info", r1n),
     "R2": (f"grep literal {SEARCH_LITERAL!r}, same tree", "ms", 1.3, "≤ 1.3", r2),
     "R3": (f"grep literal {RARE_LITERAL!r}, same tree", "ms", 1.3, "≤ 1.3", r3),
+    "R3N": ("R3's confined rg alone (--text)", "ms", None, "info", r3n),
+    "R3T": ("R3N's flags, rg not confined", "ms", None, "info", r3t),
 }
 BASELINE_NAMES = {
     "W1": "strict 1 MiB decode + count",
@@ -1189,8 +1271,12 @@ BASELINE_NAMES = {
     "S2": "python -c 'import mcp.server…'",
     "R0": "plain rg process (subprocess)",
     "R1": "rg --files --glob, same rules",
+    "R1S": "rg --files --glob --sortr=modified",
+    "R1N": "R1's: rg --files --glob",
     "R2": "rg -n -F, same rules",
     "R3": "rg -n -F, same rules",
+    "R3N": "R3's: rg -n -F",
+    "R3T": "R3's: rg -n -F",
 }
 
 # ---------------------------------------------------------------------------

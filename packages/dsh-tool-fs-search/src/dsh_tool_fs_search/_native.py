@@ -67,10 +67,20 @@ from .walk import (
     order_paths,
 )
 
-__all__ = ["SWITCH", "NativeFastPath", "native_fast_path", "rg_glob_arguments", "rg_literal"]
+__all__ = [
+    "NEWEST_FIRST",
+    "SWITCH",
+    "NativeFastPath",
+    "native_fast_path",
+    "rg_glob_arguments",
+    "rg_grep_arguments",
+    "rg_literal",
+]
 
 SWITCH: Final = "DSH_FS_SEARCH_NATIVE"
 """Set to ``0`` to search through the seam only (the results are the same, only slower)."""
+NEWEST_FIRST: Final = b"--sortr=modified"
+"""``rg``'s listing in ``glob``'s order, newest first (``rg`` walks single-threaded then)."""
 _REGEX_SPECIALS: Final = frozenset("\\.+*?()|[]{}^$")
 _NOT_IN_A_LINE: Final = frozenset("\n\r\0")
 _GLOB_SPECIALS: Final = frozenset("\\?[]{}!")
@@ -117,6 +127,21 @@ def rg_glob_arguments(include: PathGlob | None) -> tuple[list[bytes], bool]:
         return [b"--glob=" + pattern.encode("utf-8")], True
     except UnicodeEncodeError:
         return [], False
+
+
+def rg_grep_arguments(literal: bytes, *, ignore_case: bool, globs: Iterable[bytes]) -> list[bytes]:
+    """The literal prefilter's arguments: the files whose bytes hold ``literal``, every byte
+    of every file searched (``--text``: ``read`` accepts a NUL after the first 8192 bytes)
+    and none transcoded."""
+    return [
+        b"--files-with-matches",
+        b"--fixed-strings",
+        b"--text",
+        b"--encoding=none",
+        b"--ignore-case" if ignore_case else b"--case-sensitive",
+        *globs,
+        b"--regexp=" + literal,
+    ]
 
 
 class _Found:
@@ -246,7 +271,7 @@ class NativeFastPath:
         if held is None:
             return None
         if first is not None:
-            arguments = [*arguments, b"--sortr=modified"]
+            arguments = [*arguments, NEWEST_FIRST]
         with held, contextlib.closing(_ripgrep.ModifiedTimes(held.fd)) as times:
             found = await to_thread.run_sync(
                 functools.partial(self._collect, stat_all=first is None),
@@ -369,15 +394,7 @@ class NativeFastPath:
         if literal is None:
             return None
         globs, exact = rg_glob_arguments(include)
-        arguments = [
-            b"--files-with-matches",
-            b"--fixed-strings",
-            b"--text",
-            b"--encoding=none",
-            b"--ignore-case" if matcher.ignore_case else b"--case-sensitive",
-            *globs,
-            b"--regexp=" + literal,
-        ]
+        arguments = rg_grep_arguments(literal, ignore_case=matcher.ignore_case, globs=globs)
         found = await self._files(ex, scope, arguments, None if exact else include, deadline)
         if found is None:
             return None
