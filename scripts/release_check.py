@@ -29,10 +29,10 @@ brings it) and the package index for third-party dependencies. In order:
    fixtures) are copied to a temporary directory and run there, so nothing is
    imported from the source tree. The SFTP backend's kit runs against a real
    ``sshd`` started by the installed ``dsh_fs_sftp.testing``;
-6. installs ``dsh-tool-fs-search[testing]`` with the two backends and
+6. installs ``dsh-tool-fs-search[testing]`` with the three backends and
    ``dsh-tool-fs[mcp]``: an MCP client of the installed ``dsh-fs mcp`` must
    see the six tools, and the search contract (copied the same way) must pass
-   on both backends.
+   on the local and memory backends and over SFTP against a real ``sshd``.
 
 Exit status 0 when every step passes; the first failure stops the check
 with its reason.
@@ -471,6 +471,7 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
             f"dsh-fs-local=={version}",
             f"dsh-fs-memory=={version}",
             f"dsh-fs-policy=={version}",
+            f"dsh-fs-sftp[testing]=={version}",
             "trio",
         ],
     )
@@ -488,6 +489,7 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
     tests = REPO / "packages" / "dsh-tool-fs-search" / "tests"
     shutil.copy(tests / "conftest.py", suite / "conftest.py")
     shutil.copy(tests / "test_search_contract.py", suite)
+    shutil.copy(REPO / "tests-integration" / "test_search_on_sftp.py", suite)  # a real sshd
     with open(suite / "conftest.py", "a", encoding="utf-8") as conftest:
         conftest.write(
             "\n\n@pytest.fixture(params=['asyncio', 'trio'])\n"
