@@ -860,6 +860,24 @@ def rg_executable() -> str:
     return rg
 
 
+def rg_glob_command() -> list[str]:
+    """R1's baseline: ``rg --files --glob`` with the search's rules."""
+    return [rg_executable(), "--files", *RG_SAME_RULES, f"--glob={SEARCH_GLOB}"]
+
+
+def rg_grep_command(literal: str) -> list[str]:
+    """R2's and R3's baseline: ``rg -n -F`` with the search's rules."""
+    return [rg_executable(), "-n", "--no-heading", "-F", *RG_SAME_RULES, "--", literal]
+
+
+def run_rg_process(command: list[str], tree: str) -> None:
+    """One baseline run: the whole ``rg`` process, its output discarded. stdin is closed:
+    ``rg`` searches stdin instead of the tree when stdin is a pipe."""
+    subprocess.run(
+        command, cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
+    )
+
+
 def native_state() -> str:
     """Whether the product answers through the native fast path here, and why not."""
     from dsh_tool_fs_search._native import SWITCH, _native_rg
@@ -907,9 +925,8 @@ async def r1(row: Row, d: Data, runs: int, *, newest_first: bool = False) -> Non
     from dsh_tool_fs_search._native import NEWEST_FIRST
 
     tree = search_tree(d)
-    rg = rg_executable()
     s = Stack(tree)
-    command = [rg, "--files", *RG_SAME_RULES, f"--glob={SEARCH_GLOB}"]
+    command = rg_glob_command()
     if newest_first:
         command.append(NEWEST_FIRST.decode())
     expected = rg_output(command, tree).count(b"\n")
@@ -919,13 +936,7 @@ async def r1(row: Row, d: Data, runs: int, *, newest_first: bool = False) -> Non
         r = await s.call("glob", {"pattern": SEARCH_GLOB})
         total.append(r.value["totalFiles"])
 
-    def baseline() -> None:
-        # stdin closed: rg searches stdin instead of the tree when stdin is a pipe.
-        subprocess.run(
-            command, cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
-        )
-
-    await measure(row, product, sync_op(baseline), runs)
+    await measure(row, product, sync_op(lambda: run_rg_process(command, tree)), runs)
     if set(total) != {expected}:
         raise ProductError(f"glob found {sorted(set(total))} files, rg {expected}")
     row.note = f"{expected} files of {d.source_files} in a site-packages copy; {native_state()}"
@@ -937,9 +948,8 @@ async def r1s(row: Row, d: Data, runs: int) -> None:
 
 async def r2(row: Row, d: Data, runs: int, literal: str = SEARCH_LITERAL) -> None:
     tree = search_tree(d)
-    rg = rg_executable()
     s = Stack(tree)
-    command = [rg, "-n", "--no-heading", "-F", *RG_SAME_RULES, "--", literal]
+    command = rg_grep_command(literal)
     listed = rg_output(command, tree)
     matches = listed.count(b"\n")
     files = len({line.split(b":", 1)[0] for line in listed.splitlines()})
@@ -949,13 +959,7 @@ async def r2(row: Row, d: Data, runs: int, literal: str = SEARCH_LITERAL) -> Non
         r = await s.call("grep", {"pattern": literal})
         seen.append((r.value["totalMatches"], r.value["totalFiles"]))
 
-    def baseline() -> None:
-        # stdin closed: rg searches stdin instead of the tree when stdin is a pipe.
-        subprocess.run(
-            command, cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
-        )
-
-    await measure(row, product, sync_op(baseline), runs)
+    await measure(row, product, sync_op(lambda: run_rg_process(command, tree)), runs)
     if set(seen) != {(matches, files)}:
         raise ProductError(f"grep counted {sorted(set(seen))}, rg {(matches, files)}")
     row.note = (
@@ -997,13 +1001,8 @@ async def rg_alone(
                 check=False,
             )
 
-    def baseline() -> None:
-        subprocess.run(
-            command, cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
-        )
-
     try:
-        await measure(row, sync_op(product), sync_op(baseline), runs)
+        await measure(row, sync_op(product), sync_op(lambda: run_rg_process(command, tree)), runs)
     finally:
         if sandbox is not None:
             sandbox.close()
@@ -1016,16 +1015,14 @@ async def r1n(row: Row, d: Data, runs: int) -> None:
     from dsh_tool_fs_search.globs import PathGlob
 
     globs, _ = rg_glob_arguments(PathGlob.compile(SEARCH_GLOB))
-    command = [rg_executable(), "--files", *RG_SAME_RULES, f"--glob={SEARCH_GLOB}"]
-    await rg_alone(row, d, runs, [b"--files", *globs, NEWEST_FIRST], command)
+    await rg_alone(row, d, runs, [b"--files", *globs, NEWEST_FIRST], rg_glob_command())
 
 
 async def r3n(row: Row, d: Data, runs: int, *, confined: bool = True) -> None:
     from dsh_tool_fs_search._native import rg_grep_arguments
 
     arguments = rg_grep_arguments(RARE_LITERAL.encode(), ignore_case=False, globs=[])
-    command = [rg_executable(), "-n", "--no-heading", "-F", *RG_SAME_RULES, "--", RARE_LITERAL]
-    await rg_alone(row, d, runs, arguments, command, confined=confined)
+    await rg_alone(row, d, runs, arguments, rg_grep_command(RARE_LITERAL), confined=confined)
 
 
 async def r3t(row: Row, d: Data, runs: int) -> None:
