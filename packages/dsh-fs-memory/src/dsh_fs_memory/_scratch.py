@@ -54,6 +54,10 @@ class MemoryScratch:
     def names(self, path: str = ".") -> list[str]:
         return self._fs.names(path)
 
+    def set_modified(self, path: str, modified_ns: int) -> None:
+        """Set the modification time of ``path`` (:meth:`MemoryFileSystem.set_modified_ns`)."""
+        self._fs.set_modified_ns(path, modified_ns)
+
     def backend(
         self,
         cwd: str,

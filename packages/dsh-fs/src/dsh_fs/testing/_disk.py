@@ -66,6 +66,10 @@ class DiskTree:
     def names(self, path: str = ".") -> list[str]:
         return sorted(os.listdir(self.path(path)))
 
+    def set_modified(self, path: str, modified_ns: int) -> None:
+        """Set the modification (and access) time of ``path``, a link itself if it is one."""
+        os.utime(self.path(path), ns=(modified_ns, modified_ns), follow_symlinks=False)
+
     def _parent_made(self, path: str) -> str:
         full = self.path(path)
         os.makedirs(os.path.dirname(full), exist_ok=True)

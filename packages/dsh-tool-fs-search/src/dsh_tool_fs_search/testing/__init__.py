@@ -12,11 +12,13 @@ one fixture::
 ``scratch`` returns a :class:`SearchScratch`: the kit's
 :class:`dsh_fs.testing.Scratch` plus :meth:`SearchScratch.set_modified`, so
 that the tree's modification times (the search order) are the same on every
-backend. The expected texts are exact and the same for every backend: two
-backends that pass give the same results on the same tree. The capability
-flags of :class:`dsh_fs.testing.ContractBase` apply (a backend without
-symlinks or special files builds the tree without them). Install the
-``testing`` extra (pytest).
+backend. A scratch over :class:`dsh_fs.testing.DiskTree` (``LocalScratch``,
+``SftpScratch``) and ``MemoryScratch`` have it already. The expected texts
+are exact and the same for every backend: two backends that pass give the
+same results on the same tree. The capability flags of
+:class:`dsh_fs.testing.ContractBase` apply (a backend without symlinks or
+special files builds the tree without them). Install the ``testing`` extra
+(pytest).
 """
 
 import pytest
