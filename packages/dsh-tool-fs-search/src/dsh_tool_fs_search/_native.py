@@ -63,7 +63,7 @@ from .walk import (
     Candidates,
     Deadline,
     SearchScope,
-    _ignore_files_of,
+    ignore_files_of,
     order_paths,
 )
 
@@ -311,7 +311,7 @@ class NativeFastPath:
     async def _not_ignored(self, ex: Execution, scope: SearchScope, found: _Found) -> list[str]:
         """The listed paths the seam walk would show: no VCS directory on the way, and not
         ignored by the rules in force — built, directory by directory, from the ignore
-        files the seam walk reads (:func:`~dsh_tool_fs_search.walk._ignore_files_of`)."""
+        files the seam walk reads (:func:`~dsh_tool_fs_search.walk.ignore_files_of`)."""
         # rg's --glob=!.git/ … already keeps out of them; this makes it so by construction
         # (one search over all the paths first: usually none is in one).
         paths = found.paths
@@ -338,7 +338,7 @@ class NativeFastPath:
                     )
                     for name, is_dir in names
                 ]
-                rules = rules.below(base + prefix, await _ignore_files_of(ex, entries))
+                rules = rules.below(base + prefix, await ignore_files_of(ex, entries))
             inside[directory] = rules
         ignored_dirs: dict[str, bool] = {"": False}
 

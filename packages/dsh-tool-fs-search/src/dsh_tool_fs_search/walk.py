@@ -41,6 +41,7 @@ __all__ = [
     "Deadline",
     "SearchScope",
     "Verb",
+    "ignore_files_of",
     "open_scope",
     "order_candidates",
     "order_key",
@@ -296,7 +297,7 @@ async def walk_candidates(
                 if directory is scope.target:
                     raise _as_verb(entries, scope.verb) from entries
                 continue
-            rules = rules.below(base + prefix, await _ignore_files_of(ex, entries))
+            rules = rules.below(base + prefix, await ignore_files_of(ex, entries))
             for entry in entries:
                 if entry.symlink:
                     continue
@@ -314,8 +315,9 @@ async def walk_candidates(
     return Candidates(order_candidates(files, first), len(files), stopped)
 
 
-async def _ignore_files_of(ex: Execution, entries: list[FsDirEntry]) -> dict[str, str]:
-    """The ignore files among a directory's ``entries``, kind → text (one read each)."""
+async def ignore_files_of(ex: Execution, entries: list[FsDirEntry]) -> dict[str, str]:
+    """The ignore files among a directory's ``entries``, kind → text (one read each): what
+    the walk reads in each directory, and the native path for each directory it lists."""
     found: dict[str, str] = {}
     for entry in entries:
         if entry.symlink:
