@@ -131,9 +131,9 @@ async def test_the_time_limit_stops_a_walk_and_shows_what_was_found() -> None:
 
 
 async def test_the_time_limit_stops_a_search_and_shows_the_files_searched() -> None:
-    # a.txt, slow.txt and f00..f39: the first batch of reads (FILES_AT_ONCE of them, slow.txt
+    # a.txt, slow.txt and f00..: the first batch of reads (FILES_AT_ONCE of them, slow.txt
     # among them) outlasts the limit.
-    names = ["a.txt", "slow.txt", *(f"f{i:02}" for i in range(40))]
+    names = ["a.txt", "slow.txt", *(f"f{i:02}" for i in range(FILES_AT_ONCE + 8))]
     flat = SlowMemory(cwd="/w", files={f"/w/{name}": "x\n" for name in names})
     for age, name in enumerate(names):
         flat.set_modified_ns(f"/w/{name}", 100 - age)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import stat as st
+from collections.abc import Callable, Sequence
 
 from dsh_fs import FsError
 from dsh_fs.preconditions import not_found, not_regular
@@ -115,6 +116,21 @@ def read_text_file(reach: Reach, key: str, display_path: str) -> str:
     finally:
         os.close(fd)
     return decode_text(data, "read", display_path)
+
+
+def read_text_files(
+    reach: Reach, files: Sequence[tuple[str, str]], check_cancelled: Callable[[], object]
+) -> list[str | FsError]:
+    """:func:`read_text_file` of each ``(key, display_path)`` of ``files``, in order: its text
+    or its ``FsError``. ``check_cancelled`` (the caller's cancellation) runs before each."""
+    texts: list[str | FsError] = []
+    for key, display_path in files:
+        check_cancelled()
+        try:
+            texts.append(read_text_file(reach, key, display_path))
+        except FsError as exc:
+            texts.append(exc)
+    return texts
 
 
 def _decode_in_chunks(fd: int, size: int, display_path: str) -> str:

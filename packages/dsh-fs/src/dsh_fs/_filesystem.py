@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from functools import partial
+from typing import Final
 
+from ._errors import FsError
 from ._types import (
     EditGuard,
     FsDirEntry,
@@ -17,7 +20,11 @@ from ._types import (
     WriteIntent,
 )
 from .held import HeldDirectory
+from .overlap import in_order
 from .workspace import Workspace
+
+READ_TEXTS_AT_ONCE: Final = 4
+"""How many files the default :meth:`FileSystem.read_texts` reads at once."""
 
 
 class FileSystem(ABC):
@@ -73,6 +80,23 @@ class FileSystem(ABC):
         ``list_dir``'s are (outside the workspace, not found, not a directory).
         """
         return None
+
+    async def read_texts(self, targets: Sequence[FsTarget]) -> list[str | FsError]:
+        """``read_text`` of each of ``targets``: its text or the ``FsError`` it raised, in order.
+
+        Optional. The default reads up to :data:`READ_TEXTS_AT_ONCE` of them at
+        once with ``read_text`` (a network backend's requests overlap). A backend
+        whose every read costs a fixed overhead — the local backend's hop to a
+        worker thread — may read them all in one go: a search reads many small
+        files. Each file is read exactly as ``read_text`` reads it; the caller
+        chooses how many files one call reads, and so how much text it holds.
+        Cancellation, and any exception other than ``FsError``, propagates.
+        """
+        texts: list[str | FsError] = []
+        for start in range(0, len(targets), READ_TEXTS_AT_ONCE):
+            batch = targets[start : start + READ_TEXTS_AT_ONCE]
+            texts += await in_order([partial(self.read_text, target) for target in batch])
+        return texts
 
     async def connect(self) -> None:  # noqa: B027 (optional: a no-op by default)
         """Reach the storage now, so that a bad address or workspace fails here.

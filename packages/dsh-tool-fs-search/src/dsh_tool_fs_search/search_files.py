@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from functools import partial
 
 import anyio
 from dsh_fs import FsError, FsErrorCode
@@ -11,19 +10,16 @@ from dsh_tool_fs import Execution
 
 from .grep_page import GrepPageBuilder
 from .lines import LineMatcher
-from .overlap import in_order
 from .walk import Candidate, Deadline
 
 __all__ = ["BYTES_AT_ONCE", "FILES_AT_ONCE", "search_files"]
 
-FILES_AT_ONCE = 4
-"""Files read concurrently (:mod:`dsh_tool_fs_search.overlap`): enough to overlap the
-thread hops; more only make the reading threads queue for the interpreter (measured on
-the local backend, 123 files of 4 MB: 27 ms at 4 at once, 37 ms at 32, medians of six
-alternating runs on a loaded machine)."""
+FILES_AT_ONCE = 64
+"""The most whole files one ``read_texts`` reads (why 64: docs/maintaining/benchmarks.md,
+G2)."""
 BYTES_AT_ONCE = 8 << 20
-"""The most bytes of text one batch of concurrent reads holds (a file below
-``read_stream_min_size`` may exceed it alone)."""
+"""The most bytes of text one ``read_texts`` holds (a file below ``read_stream_min_size``
+may exceed it alone)."""
 
 
 async def search_files(
@@ -35,9 +31,9 @@ async def search_files(
 ) -> bool:
     """Feed ``page`` the matching lines of ``files``, in order; False when the deadline stopped it.
 
-    A file smaller than ``read_stream_min_size`` is one ``read_text`` (one
-    thread hop on the local backend), up to :data:`FILES_AT_ONCE` of them
-    at once; a larger one, or one of unknown size, is streamed
+    Files smaller than ``read_stream_min_size`` are read whole, up to
+    :data:`FILES_AT_ONCE` of them with one ``read_texts``; a larger one, or one
+    of unknown size, is streamed
     (``stream_text``) in bounded memory. A file ``read`` refuses
     (binary, invalid UTF-8, gone, not permitted) is withdrawn from the page
     and the counts, even when the refusal comes after some of its matches.
@@ -70,7 +66,7 @@ async def search_files(
             continue
         batch = _batch(files, at, streamed)
         at += len(batch)
-        texts = await in_order([partial(ex.fs.read_text, c.target) for c in batch])
+        texts = await ex.fs.read_texts([candidate.target for candidate in batch])
         for candidate, text in zip(batch, texts, strict=True):
             page.begin_file(candidate.path)
             if isinstance(text, FsError):
@@ -87,7 +83,7 @@ async def search_files(
 def _batch(
     files: list[Candidate], at: int, streamed: Callable[[Candidate], bool]
 ) -> list[Candidate]:
-    """The files read at once from ``at``: up to :data:`FILES_AT_ONCE` whole reads, at most
+    """The files one ``read_texts`` reads from ``at``: up to :data:`FILES_AT_ONCE`, at most
     :data:`BYTES_AT_ONCE` together (the first one whatever its size), none streamed."""
     batch = [files[at]]
     size = files[at].size or 0

@@ -28,11 +28,11 @@ from functools import partial
 from typing import Literal
 
 from dsh_fs import FsDirEntry, FsError, FsErrorCode, FsTarget
+from dsh_fs.overlap import in_order
 from dsh_tool_fs import Execution
 
 from .globs import PathGlob
 from .ignore import EXCLUDE_FILE, GITIGNORE_FILE, IGNORE_FILE, IgnoreRules
-from .overlap import in_order
 
 __all__ = [
     "VCS_DIRS",
@@ -57,7 +57,7 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn", ".jj"})
 _SKIPPED = (FsErrorCode.FS_ABORTED,)
 
 DIRECTORIES_AT_ONCE = 16
-"""Directories listed concurrently (:mod:`dsh_tool_fs_search.overlap`)."""
+"""Directories listed concurrently (:mod:`dsh_fs.overlap`)."""
 
 
 class Deadline:

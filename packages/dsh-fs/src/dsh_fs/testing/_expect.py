@@ -20,9 +20,9 @@ from .._filesystem import FileSystem
 from .._types import FsTarget
 from ..streaming import SupportsSkipLines
 
-ReadHow: TypeAlias = Literal["read_text", "stream_text", "skip_lines"]
-READ_HOWS: tuple[ReadHow, ...] = ("read_text", "stream_text")
-"""The ways to get a file's whole text."""
+ReadHow: TypeAlias = Literal["read_text", "stream_text", "read_texts", "skip_lines"]
+READ_HOWS: tuple[ReadHow, ...] = ("read_text", "stream_text", "read_texts")
+"""The ways to get a file's whole text (``read_texts`` of that one file)."""
 CHECK_HOWS: tuple[ReadHow, ...] = (*READ_HOWS, "skip_lines")
 """The ways to read a file that must all refuse it the same way: also ``skip_lines(None)``
 of the stream, when the backend's stream offers it (optional)."""
@@ -74,13 +74,19 @@ async def collect_stream(stream: AsyncIterator[str]) -> list[str]:
 
 
 async def read_via(fs: FileSystem, target: FsTarget, how: ReadHow) -> str:
-    """The whole text through ``read_text`` or ``stream_text`` joined.
+    """The whole text through ``read_text``, ``stream_text`` joined, or ``read_texts`` of the
+    one target (its ``FsError`` raised).
 
     ``skip_lines`` passes over the whole stream and returns ``""`` (for tests
     that expect a failure); it skips the test when the stream cannot skip.
     """
     if how == "read_text":
         return await fs.read_text(target)
+    if how == "read_texts":
+        [text] = await fs.read_texts([target])
+        if isinstance(text, FsError):
+            raise text
+        return text
     if how == "skip_lines":
         stream = skipping_stream(fs, target)
         try:

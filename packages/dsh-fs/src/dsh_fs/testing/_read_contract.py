@@ -1,12 +1,14 @@
-"""Contract of ``read_text`` and ``stream_text`` (the read messages, the BOM rule)."""
+"""Contract of ``read_text``, ``stream_text`` and ``read_texts`` (the read messages, the BOM
+rule)."""
 
 from __future__ import annotations
 
 import itertools
 
+import anyio
 import pytest
 
-from .._errors import FsErrorCode
+from .._errors import FsError, FsErrorCode
 from ..streaming import SkippedLines
 from ._base import NON_REGULAR_KINDS, ContractBase, requires
 from ._expect import (
@@ -292,3 +294,39 @@ class ReadContract(ContractBase):
         stream = skipping_stream(scratch.fs, await scratch.fs.resolve("f.txt"))
         assert tuple(await stream.skip_lines(None)) == (2, True)
         assert await collect_stream(stream) == []
+
+    @pytest.mark.anyio
+    async def test_read_texts_answers_each_target_as_read_text_does_in_order(
+        self, scratch: Scratch
+    ) -> None:
+        scratch.put("a.txt", b"alpha\n")
+        scratch.put("c.txt", BOM + "\u00e7a\r\n".encode())
+        scratch.put("bin.dat", b"x\x00y\n")
+        scratch.put("bad.txt", b"ab\xffcd\n")
+        scratch.mkdir("dir")
+        names = ["c.txt", "absent.txt", "a.txt", "bin.dat", "dir", "bad.txt", "a.txt"]
+        targets = [await scratch.fs.resolve(name) for name in names]
+        expected: list[str | tuple[FsErrorCode, str]] = []
+        for target in targets:
+            try:
+                expected.append(await scratch.fs.read_text(target))
+            except FsError as exc:
+                expected.append((exc.code, str(exc)))
+        got = await scratch.fs.read_texts(targets)
+        assert [(r.code, str(r)) if isinstance(r, FsError) else r for r in got] == expected
+        assert [got[0], got[2], got[6]] == ["\u00e7a\r\n", "alpha\n", "alpha\n"]
+        codes = [r.code for r in got if isinstance(r, FsError)]
+        assert codes[:1] == [FsErrorCode.FS_NOT_FOUND] and codes[1] == NOT_TEXT
+        assert codes[3] == NOT_TEXT and len(codes) == 4
+        assert await scratch.fs.read_texts([]) == []
+
+    @pytest.mark.anyio
+    async def test_read_texts_in_a_cancelled_scope_returns_nothing(self, scratch: Scratch) -> None:
+        scratch.put("a.txt", b"alpha\n")
+        targets = [await scratch.fs.resolve("a.txt")] * 8
+        returned = False
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await scratch.fs.read_texts(targets)
+            returned = True
+        assert scope.cancelled_caught and not returned

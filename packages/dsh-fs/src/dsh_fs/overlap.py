@@ -1,10 +1,12 @@
-"""Overlapping a few seam calls: the latency of one worker-thread hop, paid once per batch.
+"""Overlapping a few seam calls: the latency of one call, paid once per batch.
 
-On the local backend every ``list_dir`` and ``read_text`` is one hop to a
-worker thread; a search of 16,000 files that waits for each hop in turn
-spends most of its time waiting, not working. Running a small batch of
-calls at once overlaps those waits and keeps the results in order, so what
-the search reports is what one call at a time would give.
+On the local backend every primitive is one hop to a worker thread, and on a
+network backend one round trip or more; a search that waits for each call in
+turn spends most of its time waiting, not working. Running a small batch of
+calls at once overlaps those waits and keeps the results in order, so what the
+caller reports is what one call at a time would give. The default
+:meth:`dsh_fs.FileSystem.read_texts` reads this way; the search tools list
+directories this way.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import anyio
-from dsh_fs import FsError
+
+from ._errors import FsError
 
 __all__ = ["in_order"]
 
