@@ -3,22 +3,24 @@ cancellation, observation, and bounded memory on a large file."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 import tracemalloc
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from dsh_fs import FsDirEntry, FsTarget
+from dsh_fs import FileSystem, FsDirEntry, FsTarget
 from dsh_fs_local import LocalFileSystem
 from dsh_fs_memory import MemoryFileSystem
 from dsh_fs_policy import FsPolicy
 from dsh_tool_fs import TOOLS, Session, ToolFs, ToolResult
 from dsh_tool_fs_search import GLOB, GREP
-from dsh_tool_fs_search.search_files import FILES_AT_ONCE
+from dsh_tool_fs_search.search_files import BYTES_AT_ONCE, FILES_AT_ONCE
 
 pytestmark = pytest.mark.anyio
 
@@ -92,8 +94,8 @@ async def test_a_symlink_given_as_path_is_followed_like_list_follows_it() -> Non
 
 
 class SlowMemory(MemoryFileSystem):
-    """A memory backend where listing a directory named ``slow`` and reading a file named
-    ``slow.txt`` take ``delay`` seconds."""
+    """A memory backend where listing a directory named ``slow`` and reading (or streaming) a
+    file named ``slow.txt`` take ``delay`` seconds."""
 
     delay = 1.2
 
@@ -106,6 +108,15 @@ class SlowMemory(MemoryFileSystem):
         if target.display_path.endswith("/slow.txt"):
             await anyio.sleep(self.delay)
         return await super().read_text(target)
+
+    def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        chunks = super().stream_text(target)
+        return self._slow(chunks) if target.display_path.endswith("/slow.txt") else chunks
+
+    async def _slow(self, chunks: AsyncIterator[str]) -> AsyncIterator[str]:
+        await anyio.sleep(self.delay)
+        async for chunk in chunks:
+            yield chunk
 
 
 def slow_tree() -> SlowMemory:
@@ -142,6 +153,64 @@ async def test_the_time_limit_stops_a_search_and_shows_the_files_searched() -> N
     assert body(searched).endswith(f"\n\n{names[FILES_AT_ONCE - 1]}\n1: x\n\n{STOPPED}")
     assert searched.value is not None
     assert (searched.value["totalMatches"], searched.value["stopped"]) == (FILES_AT_ONCE, True)
+
+
+class GrownSinceListed:
+    """A backend whose listing says every file holds one byte (each has grown since it was
+    listed), and which notes the files it streams (mixed into a backend class)."""
+
+    streamed: list[str]
+
+    async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
+        entries = await super().list_dir(target, stat=stat)  # type: ignore[misc]
+        return [dataclasses.replace(e, size=1) if e.type == "file" else e for e in entries]
+
+    def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
+        self.streamed.append(target.display_path)
+        return super().stream_text(target)  # type: ignore[misc,no-any-return]
+
+
+class GrownMemory(GrownSinceListed, MemoryFileSystem):
+    pass
+
+
+class GrownLocal(GrownSinceListed, LocalFileSystem):
+    pass
+
+
+GROWN_FILES = {
+    "a.txt": "needle a\n",
+    "big.txt": "x" * BYTES_AT_ONCE + "\nneedle big\n",
+    "c.txt": "needle c\n",
+}
+
+
+@pytest.mark.parametrize("backend", ["memory", "local"])
+async def test_a_file_grown_since_it_was_listed_is_streamed_not_read_whole(
+    backend: str, tmp_path: Path
+) -> None:
+    # Listed as one byte each, so read together; big.txt no longer fits what one read may
+    # hold: it is streamed in its place, and the results are a plain search's.
+    grown: GrownSinceListed
+    plain: FileSystem
+    if backend == "memory":
+        files = {f"/w/{name}": text for name, text in GROWN_FILES.items()}
+        grown, plain = GrownMemory(cwd="/w", files=files), MemoryFileSystem(cwd="/w", files=files)
+        for age, name in enumerate(files):
+            for fs in (grown, plain):
+                fs.set_modified_ns(name, 100 - age)
+    else:
+        for age, (name, text) in enumerate(GROWN_FILES.items()):
+            (tmp_path / name).write_text(text)
+            os.utime(tmp_path / name, ns=(10**18 - age, 10**18 - age))
+        grown, plain = GrownLocal(str(tmp_path)), LocalFileSystem(str(tmp_path))
+    grown.streamed = []
+    searched = await host(grown).execute("grep", {"pattern": "needle"})
+    assert searched.text == (await host(plain).execute("grep", {"pattern": "needle"})).text
+    assert body(searched).startswith("a.txt\n1: needle a\n\nbig.txt\n2: needle big\n\nc.txt")
+    assert grown.streamed[-1].endswith("/big.txt")  # the search's own stream, last
+    if backend == "local":  # its read_texts refused big.txt when it opened it: no stream
+        assert len(grown.streamed) == 1
 
 
 @pytest.mark.parametrize("tool", ["glob", "grep"])

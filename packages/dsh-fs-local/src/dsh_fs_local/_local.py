@@ -232,15 +232,19 @@ class LocalFileSystem(FileSystem):
             abandon_on_cancel=False,
         )
 
-    async def read_texts(self, targets: Sequence[FsTarget]) -> list[str | FsError]:
+    async def read_texts(
+        self, targets: Sequence[FsTarget], *, max_bytes: int | None = None
+    ) -> list[str | FsError]:
         """Every one of ``targets`` in one worker-thread hop instead of one hop each (why:
-        docs/maintaining/benchmarks.md, G2)."""
+        docs/maintaining/benchmarks.md, G2); ``max_bytes`` is checked against the size of
+        each *opened* file."""
         if not targets:
             return []
         return await to_thread.run_sync(
             read_text_files,
             self._reach,
             [(target.target_key, target.display_path) for target in targets],
+            max_bytes,
             from_thread.check_cancelled,
             abandon_on_cancel=False,
         )

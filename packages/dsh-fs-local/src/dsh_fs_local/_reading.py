@@ -16,7 +16,7 @@ import stat as st
 from collections.abc import Callable, Sequence
 
 from dsh_fs import FsError
-from dsh_fs.preconditions import not_found, not_regular
+from dsh_fs.preconditions import not_found, not_regular, over_read_limit
 from dsh_fs.text import LARGE_FILE_BYTES, StreamDecoder, decode_text
 
 from ._os_errors import os_failure
@@ -107,37 +107,60 @@ def read_text_file(reach: Reach, key: str, display_path: str) -> str:
     chunk, so binary or invalid bytes end the read at the first chunk that
     shows them and no piece of raw bytes larger than a chunk is ever held.
     """
-    fd, size = open_regular(reach, key, "read", display_path)
-    try:
-        if 0 < size <= LARGE_FILE_BYTES:
-            data = read_all(fd, size, "read", display_path)
-        else:
-            return _decode_in_chunks(fd, size, display_path)
-    finally:
-        os.close(fd)
-    return decode_text(data, "read", display_path)
+    return _read_text(reach, key, display_path, None)[0]
 
 
 def read_text_files(
-    reach: Reach, files: Sequence[tuple[str, str]], check_cancelled: Callable[[], object]
+    reach: Reach,
+    files: Sequence[tuple[str, str]],
+    max_bytes: int | None,
+    check_cancelled: Callable[[], object],
 ) -> list[str | FsError]:
     """:func:`read_text_file` of each ``(key, display_path)`` of ``files``, in order: its text
-    or its ``FsError``. ``check_cancelled`` (the caller's cancellation) runs before each."""
+    or its ``FsError``; with ``max_bytes``, the bytes all of them may take together (a file
+    that would pass what is left fails ``FS_TOO_LARGE``, unread). ``check_cancelled`` (the
+    caller's cancellation) runs before each."""
     texts: list[str | FsError] = []
+    left = max_bytes
     for key, display_path in files:
         check_cancelled()
         try:
-            texts.append(read_text_file(reach, key, display_path))
+            text, size = _read_text(reach, key, display_path, left)
         except FsError as exc:
             texts.append(exc)
+            continue
+        texts.append(text)
+        if left is not None:
+            left -= size
     return texts
 
 
-def _decode_in_chunks(fd: int, size: int, display_path: str) -> str:
-    """The text of ``size`` bytes (0: up to the end) of ``fd``, decoded chunk by chunk."""
+def _read_text(reach: Reach, key: str, display_path: str, max_bytes: int | None) -> tuple[str, int]:
+    """:func:`read_text_file`'s text and the bytes it was read from; with ``max_bytes``, a file
+    of more bytes than that — opened, or read to its end from an unknown size — fails
+    ``FS_TOO_LARGE``, unread."""
+    fd, size = open_regular(reach, key, "read", display_path)
+    try:
+        if max_bytes is not None and size > max_bytes:
+            raise over_read_limit("read", display_path)
+        if 0 < size <= LARGE_FILE_BYTES:
+            data = read_all(fd, size, "read", display_path)
+        else:
+            return _decode_in_chunks(fd, size, display_path, max_bytes)
+    finally:
+        os.close(fd)
+    return decode_text(data, "read", display_path), len(data)
+
+
+def _decode_in_chunks(
+    fd: int, size: int, display_path: str, max_bytes: int | None
+) -> tuple[str, int]:
+    """The text of ``size`` bytes (0: up to the end) of ``fd``, decoded chunk by chunk, and the
+    bytes read; with ``max_bytes``, ``FS_TOO_LARGE`` once more than that was read."""
     decoder = StreamDecoder(display_path)
     parts = []
     remaining = size if size > 0 else -1
+    read = 0
     try:
         while remaining != 0:
             wanted = STREAM_CHUNK_BYTES if remaining < 0 else min(STREAM_CHUNK_BYTES, remaining)
@@ -146,11 +169,14 @@ def _decode_in_chunks(fd: int, size: int, display_path: str) -> str:
                 break
             if remaining > 0:
                 remaining -= len(chunk)
+            read += len(chunk)
+            if max_bytes is not None and read > max_bytes:
+                raise over_read_limit("read", display_path)
             parts.append(decoder.feed(chunk))
     except OSError as exc:
         raise os_failure("read", display_path, exc) from exc
     parts.append(decoder.feed(b"", final=True))
-    return "".join(parts)
+    return "".join(parts), read
 
 
 class FileSource:

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Sequence
 from functools import partial
 from typing import Final
 
+import anyio
+
 from ._errors import FsError
 from ._types import (
     EditGuard,
@@ -21,6 +23,7 @@ from ._types import (
 )
 from .held import HeldDirectory
 from .overlap import in_order
+from .preconditions import over_read_limit
 from .workspace import Workspace
 
 READ_TEXTS_AT_ONCE: Final = 4
@@ -81,21 +84,31 @@ class FileSystem(ABC):
         """
         return None
 
-    async def read_texts(self, targets: Sequence[FsTarget]) -> list[str | FsError]:
+    async def read_texts(
+        self, targets: Sequence[FsTarget], *, max_bytes: int | None = None
+    ) -> list[str | FsError]:
         """``read_text`` of each of ``targets``: its text or the ``FsError`` it raised, in order.
 
-        Optional. The default reads up to :data:`READ_TEXTS_AT_ONCE` of them at
-        once with ``read_text`` (a network backend's requests overlap). A backend
-        whose every read costs a fixed overhead — the local backend's hop to a
-        worker thread — may read them all in one go: a search reads many small
-        files. Each file is read exactly as ``read_text`` reads it; the caller
-        chooses how many files one call reads, and so how much text it holds.
-        Cancellation, and any exception other than ``FsError``, propagates.
+        Optional. ``max_bytes`` bounds the text the call holds: a file that
+        would take the texts together past it comes back as ``FS_TOO_LARGE``
+        (``cannot read "<p>": more text than this read may hold``) instead,
+        for the caller to stream — a file may have grown since its size was
+        listed. When all the files together hold at most ``max_bytes`` bytes,
+        none is refused so.
+
+        The default reads up to :data:`READ_TEXTS_AT_ONCE` of them at once (a
+        network backend's requests overlap), with ``read_text``, or with
+        ``stream_text`` when ``max_bytes`` is given. A backend whose every read
+        costs a fixed overhead — the local backend's hop to a worker thread —
+        may read them all in one go: a search reads many small files. Each file
+        is read exactly as ``read_text`` reads it. Cancellation, and any
+        exception other than ``FsError``, propagates.
         """
+        read = self.read_text if max_bytes is None else _Budget(self, max_bytes).read
         texts: list[str | FsError] = []
         for start in range(0, len(targets), READ_TEXTS_AT_ONCE):
             batch = targets[start : start + READ_TEXTS_AT_ONCE]
-            texts += await in_order([partial(self.read_text, target) for target in batch])
+            texts += await in_order([partial(read, target) for target in batch])
         return texts
 
     async def connect(self) -> None:  # noqa: B027 (optional: a no-op by default)
@@ -176,3 +189,33 @@ class FileSystem(ABC):
         Matching is on LF-normalized text; the file's dominant line ending and
         BOM are restored on write-back (see :func:`dsh_fs.text.apply_edit`).
         """
+
+
+class _Budget:
+    """The bytes one bounded ``read_texts`` may still hold, shared by its reads."""
+
+    def __init__(self, fs: FileSystem, max_bytes: int) -> None:
+        self._fs = fs
+        self._left = max_bytes
+
+    async def read(self, target: FsTarget) -> str:
+        """The text of ``target`` through ``stream_text``, refused (``FS_TOO_LARGE``) as soon as
+        it passes the bytes left: no more than those and one chunk is ever held."""
+        parts: list[str] = []
+        taken = 0
+        chunks = self._fs.stream_text(target)
+        try:
+            async for chunk in chunks:
+                size = len(chunk.encode())
+                if size > self._left:
+                    self._left += taken  # what this file held is dropped
+                    raise over_read_limit("read", target.display_path)
+                self._left -= size
+                taken += size
+                parts.append(chunk)
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                with anyio.CancelScope(shield=True):  # release the file even when cancelled
+                    await aclose()
+        return "".join(parts)

@@ -19,6 +19,7 @@ __all__ = [
     "not_directory",
     "not_found",
     "not_regular",
+    "over_read_limit",
     "parent_not_directory",
 ]
 
@@ -46,6 +47,14 @@ def parent_not_directory(verb: str, display_path: str) -> FsError:
 def not_regular(verb: str, display_path: str) -> FsError:
     """``cannot <verb> "<p>": not a regular file`` (``FS_NOT_REGULAR_FILE``)."""
     return FsError.cannot(verb, display_path, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
+
+
+def over_read_limit(verb: str, display_path: str) -> FsError:
+    """``cannot <verb> "<p>": more text than this read may hold`` (``FS_TOO_LARGE``): a
+    bounded :meth:`~dsh_fs.FileSystem.read_texts`'s refusal, met by streaming the file."""
+    return FsError.cannot(
+        verb, display_path, "more text than this read may hold", FsErrorCode.FS_TOO_LARGE
+    )
 
 
 def check_write(

@@ -18,8 +18,7 @@ FILES_AT_ONCE = 64
 """The most whole files one ``read_texts`` reads (why 64: docs/maintaining/benchmarks.md,
 G2)."""
 BYTES_AT_ONCE = 8 << 20
-"""The most bytes of text one ``read_texts`` holds (a file below ``read_stream_min_size``
-may exceed it alone)."""
+"""The most bytes of text one ``read_texts`` holds; a file listed larger is streamed."""
 
 
 async def search_files(
@@ -31,17 +30,19 @@ async def search_files(
 ) -> bool:
     """Feed ``page`` the matching lines of ``files``, in order; False when the deadline stopped it.
 
-    Files smaller than ``read_stream_min_size`` are read whole, up to
-    :data:`FILES_AT_ONCE` of them with one ``read_texts``; a larger one, or one
-    of unknown size, is streamed
+    Files listed smaller than ``read_stream_min_size`` (and than
+    :data:`BYTES_AT_ONCE`) are read whole, up to :data:`FILES_AT_ONCE` of them
+    with one ``read_texts`` that holds at most :data:`BYTES_AT_ONCE` bytes; a
+    larger one, one of unknown size, or one that has grown past what the
+    ``read_texts`` could hold since it was listed, is streamed
     (``stream_text``) in bounded memory. A file ``read`` refuses
     (binary, invalid UTF-8, gone, not permitted) is withdrawn from the page
     and the counts, even when the refusal comes after some of its matches.
     """
-    stream_min = ex.config.read_stream_min_size
+    limit = min(ex.config.read_stream_min_size, BYTES_AT_ONCE + 1)
 
     def streamed(candidate: Candidate) -> bool:
-        return candidate.size is None or candidate.size >= stream_min
+        return candidate.size is None or candidate.size >= limit
 
     at = 0
     while at < len(files):
@@ -51,23 +52,19 @@ async def search_files(
         first = files[at]
         if streamed(first):
             at += 1
-            page.begin_file(first.path)
-            try:
-                complete = await _search_stream(ex, first, matcher, page, deadline)
-            except FsError as exc:
-                if exc.code is FsErrorCode.FS_ABORTED:
-                    raise
-                page.discard_file()
-                continue
-            if not complete:
-                page.discard_file()
+            if not await _search_streamed(ex, first, matcher, page, deadline):
                 return False
-            page.end_file()
             continue
         batch = _batch(files, at, streamed)
         at += len(batch)
-        texts = await ex.fs.read_texts([candidate.target for candidate in batch])
+        targets = [candidate.target for candidate in batch]
+        texts = await ex.fs.read_texts(targets, max_bytes=BYTES_AT_ONCE)
         for candidate, text in zip(batch, texts, strict=True):
+            if isinstance(text, FsError) and text.code is FsErrorCode.FS_TOO_LARGE:
+                # Grown since it was listed: streamed, in its place.
+                if not await _search_streamed(ex, candidate, matcher, page, deadline):
+                    return False
+                continue
             page.begin_file(candidate.path)
             if isinstance(text, FsError):
                 if text.code is FsErrorCode.FS_ABORTED:
@@ -83,8 +80,8 @@ async def search_files(
 def _batch(
     files: list[Candidate], at: int, streamed: Callable[[Candidate], bool]
 ) -> list[Candidate]:
-    """The files one ``read_texts`` reads from ``at``: up to :data:`FILES_AT_ONCE`, at most
-    :data:`BYTES_AT_ONCE` together (the first one whatever its size), none streamed."""
+    """The files one ``read_texts`` reads from ``at``: up to :data:`FILES_AT_ONCE`, listed at
+    most :data:`BYTES_AT_ONCE` together, none streamed."""
     batch = [files[at]]
     size = files[at].size or 0
     for candidate in files[at + 1 : at + FILES_AT_ONCE]:
@@ -93,6 +90,30 @@ def _batch(
         batch.append(candidate)
         size += candidate.size or 0
     return batch
+
+
+async def _search_streamed(
+    ex: Execution,
+    candidate: Candidate,
+    matcher: LineMatcher,
+    page: GrepPageBuilder,
+    deadline: Deadline,
+) -> bool:
+    """Search one file streamed, as a group of the page (withdrawn if ``read`` refuses it);
+    False when the deadline passed before its end (then nothing of it is kept)."""
+    page.begin_file(candidate.path)
+    try:
+        complete = await _search_stream(ex, candidate, matcher, page, deadline)
+    except FsError as exc:
+        if exc.code is FsErrorCode.FS_ABORTED:
+            raise
+        page.discard_file()
+        return True
+    if not complete:
+        page.discard_file()
+        return False
+    page.end_file()
+    return True
 
 
 async def _search_stream(

@@ -330,3 +330,29 @@ class ReadContract(ContractBase):
             await scratch.fs.read_texts(targets)
             returned = True
         assert scope.cancelled_caught and not returned
+
+    @pytest.mark.anyio
+    async def test_read_texts_holds_no_more_than_max_bytes(self, scratch: Scratch) -> None:
+        a, b = b"a" * 60 + b"\n", b"b" * 60 + b"\n"
+        scratch.put("a.txt", a)
+        scratch.put("b.txt", b)
+        scratch.put("c.txt", b"c\n")
+        scratch.put("big.txt", b"x" * 200)
+        targets = [await scratch.fs.resolve(name) for name in ("a.txt", "b.txt", "c.txt")]
+        # Together 124 bytes: a call that may hold 124 refuses none.
+        texts = [a.decode(), b.decode(), "c\n"]
+        assert await scratch.fs.read_texts(targets, max_bytes=124) == texts
+        # 100: a.txt and b.txt do not both fit; whichever is read second is refused, unread.
+        got = await scratch.fs.read_texts(targets, max_bytes=100)
+        refused = [i for i, text in enumerate(got) if isinstance(text, FsError)]
+        assert len(refused) == 1 and refused[0] in (0, 1) and got[2] == "c\n"
+        error = got[refused[0]]
+        assert isinstance(error, FsError) and error.code is FsErrorCode.FS_TOO_LARGE
+        assert str(error) == (
+            f'cannot read "{targets[refused[0]].display_path}": more text than this read may hold'
+        )
+        assert got[1 - refused[0]] == texts[1 - refused[0]]
+        big = await scratch.fs.resolve("big.txt")
+        [alone] = await scratch.fs.read_texts([big], max_bytes=199)
+        assert isinstance(alone, FsError) and alone.code is FsErrorCode.FS_TOO_LARGE
+        assert await scratch.fs.read_texts([big], max_bytes=200) == ["x" * 200]
