@@ -208,11 +208,13 @@ class _Budget:
             async for chunk in chunks:
                 size = len(chunk.encode())
                 if size > self._left:
-                    self._left += taken  # what this file held is dropped
                     raise over_read_limit("read", target.display_path)
                 self._left -= size
                 taken += size
                 parts.append(chunk)
+        except BaseException:
+            self._left += taken  # what this file held is dropped
+            raise
         finally:
             aclose = getattr(chunks, "aclose", None)
             if aclose is not None:
