@@ -102,28 +102,6 @@ async def _search_streamed(
     """Search one file streamed, as a group of the page (withdrawn if ``read`` refuses it);
     False when the deadline passed before its end (then nothing of it is kept)."""
     page.begin_file(candidate.path)
-    try:
-        complete = await _search_stream(ex, candidate, matcher, page, deadline)
-    except FsError as exc:
-        if exc.code is FsErrorCode.FS_ABORTED:
-            raise
-        page.discard_file()
-        return True
-    if not complete:
-        page.discard_file()
-        return False
-    page.end_file()
-    return True
-
-
-async def _search_stream(
-    ex: Execution,
-    candidate: Candidate,
-    matcher: LineMatcher,
-    page: GrepPageBuilder,
-    deadline: Deadline,
-) -> bool:
-    """Scan one streamed file; False when the deadline passed before its end."""
     chunks: AsyncIterator[str] = ex.fs.stream_text(candidate.target)
     scanner = matcher.scanner()
     try:
@@ -131,12 +109,19 @@ async def _search_stream(
             for number, line in scanner.feed(chunk):
                 page.add(number, line)
             if deadline.expired:
+                page.discard_file()
                 return False
         for number, line in scanner.finish():
             page.add(number, line)
+    except FsError as exc:
+        if exc.code is FsErrorCode.FS_ABORTED:
+            raise
+        page.discard_file()
+        return True
     finally:
         aclose = getattr(chunks, "aclose", None)
         if aclose is not None:
             with anyio.CancelScope(shield=True):  # release the file even when cancelled
                 await aclose()
+    page.end_file()
     return True
