@@ -7,8 +7,6 @@ from collections.abc import AsyncIterator, Sequence
 from functools import partial
 from typing import Final
 
-import anyio
-
 from ._errors import FsError
 from ._types import (
     EditGuard,
@@ -24,6 +22,7 @@ from ._types import (
 from .held import HeldDirectory
 from .overlap import in_order
 from .preconditions import over_read_limit
+from .streaming import close_stream
 from .workspace import Workspace
 
 READ_TEXTS_AT_ONCE: Final = 4
@@ -216,8 +215,5 @@ class _Budget:
             self._left += taken  # what this file held is dropped
             raise
         finally:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                with anyio.CancelScope(shield=True):  # release the file even when cancelled
-                    await aclose()
+            await close_stream(chunks)
         return "".join(parts)

@@ -20,9 +20,10 @@ worker thread, or inline).
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
+import anyio
 from anyio.lowlevel import checkpoint_if_cancelled
 
 from .text import StreamDecoder, nth_newline
@@ -35,6 +36,7 @@ __all__ = [
     "SkippedLines",
     "SupportsSkipLines",
     "TextStream",
+    "close_stream",
     "run_inline",
 ]
 
@@ -355,3 +357,20 @@ class TextStream(SupportsSkipLines):
             self._closed = True
             if self._reader is not None:
                 self._reader.close()
+
+
+async def close_stream(chunks: AsyncIterator[str], *, shield: bool = True) -> None:
+    """Release what a ``stream_text`` iterator holds (its ``aclose``, when it has one).
+
+    Shielded by default, so that a cancelled caller still releases the file;
+    a stream read to its end has nothing left to wait for, and its caller may
+    pass ``shield=False`` (a shield costs as much as a small file's stream).
+    """
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is None:
+        return
+    if shield:
+        with anyio.CancelScope(shield=True):
+            await aclose()
+    else:
+        await aclose()

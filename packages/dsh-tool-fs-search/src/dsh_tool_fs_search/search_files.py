@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 
-import anyio
 from dsh_fs import FsError, FsErrorCode
+from dsh_fs.streaming import close_stream
 from dsh_tool_fs import Execution
 
 from .grep_page import GrepPageBuilder
@@ -119,9 +119,6 @@ async def _search_streamed(
         page.discard_file()
         return True
     finally:
-        aclose = getattr(chunks, "aclose", None)
-        if aclose is not None:
-            with anyio.CancelScope(shield=True):  # release the file even when cancelled
-                await aclose()
+        await close_stream(chunks)
     page.end_file()
     return True

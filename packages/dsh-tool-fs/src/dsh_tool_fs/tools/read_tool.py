@@ -20,9 +20,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, cast
 
-import anyio
 from dsh_fs import FsError, FsErrorCode
-from dsh_fs.streaming import SupportsSkipLines
+from dsh_fs.streaming import SupportsSkipLines, close_stream
 from pydantic import Field
 
 from ..arguments import FilePath, Integer, Setting, ToolArguments
@@ -79,12 +78,9 @@ async def run_read(ex: Execution, args: ReadArgs) -> WindowRead:
     try:
         await _feed(builder, chunks)
     except BaseException:
-        with anyio.CancelScope(shield=True):  # release the file even when cancelled
-            await _close(chunks)
+        await close_stream(chunks)  # shielded: the file is released even when cancelled
         raise
-    # The text was read to its end: the stream has nothing left to wait for, so its
-    # close needs no shield (a shield costs as much as a small file's whole stream).
-    await _close(chunks)
+    await close_stream(chunks, shield=False)  # read to its end: nothing left to wait for
     window = builder.finish()
     check_offset(window.offset, window.total_lines, p, f"{window.total_lines} lines")
     ex.observed(target, info.version)
@@ -114,12 +110,6 @@ async def _feed(builder: WindowBuilder, chunks: AsyncIterator[str]) -> None:
         if chunk is None:
             return
         builder.feed(chunk)
-
-
-async def _close(chunks: AsyncIterator[str]) -> None:
-    aclose = getattr(chunks, "aclose", None)
-    if aclose is not None:
-        await aclose()
 
 
 @functools.cache
