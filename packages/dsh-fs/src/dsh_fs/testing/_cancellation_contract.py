@@ -20,6 +20,7 @@ PRIMITIVES = (
     "lstat",
     "read_text",
     "stream_text",
+    "read_texts",
     "list_dir",
     "write_text",
     "edit_text",
@@ -47,6 +48,8 @@ class CancellationContract(ContractBase):
             return await fs.read_text(target)
         if primitive == "stream_text":
             return await collect_stream(fs.stream_text(target))
+        if primitive == "read_texts":
+            return await fs.read_texts([target] * 8)
         if primitive == "list_dir":
             return await fs.list_dir(await fs.resolve("."))
         if primitive == "write_text":

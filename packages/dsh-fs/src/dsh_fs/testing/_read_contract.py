@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 
-import anyio
 import pytest
 
 from .._errors import FsError, FsErrorCode
@@ -319,17 +318,6 @@ class ReadContract(ContractBase):
         assert codes[:1] == [FsErrorCode.FS_NOT_FOUND] and codes[1] == NOT_TEXT
         assert codes[3] == NOT_TEXT and len(codes) == 4
         assert await scratch.fs.read_texts([]) == []
-
-    @pytest.mark.anyio
-    async def test_read_texts_in_a_cancelled_scope_returns_nothing(self, scratch: Scratch) -> None:
-        scratch.put("a.txt", b"alpha\n")
-        targets = [await scratch.fs.resolve("a.txt")] * 8
-        returned = False
-        with anyio.CancelScope() as scope:
-            scope.cancel()
-            await scratch.fs.read_texts(targets)
-            returned = True
-        assert scope.cancelled_caught and not returned
 
     @pytest.mark.anyio
     async def test_read_texts_holds_no_more_than_max_bytes(self, scratch: Scratch) -> None:
