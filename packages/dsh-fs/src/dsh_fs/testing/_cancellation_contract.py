@@ -9,6 +9,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from .._filesystem import FileSystem
 from .._types import FsEditRequest, FsTarget
 from ._base import ContractBase
 from ._expect import bytes_difference, collect_stream, run_then_cancel
@@ -29,6 +30,14 @@ CANCEL_STEPS = (0, 1, 2, 3, 5, 8, 13, 21)
 CANCEL_DELAYS = (0.0001, 0.001, 0.005)
 MOVE_ON_DEADLINES = (0.0, 0.0005, 0.002, 0.01)
 LOCK_RELEASE_TIMEOUT = 10.0
+
+
+async def _write_or_edit(fs: FileSystem, kind: str, target: FsTarget, new: bytes) -> object:
+    """``write`` ``new`` over ``target``, or ``edit`` its ``MARK`` into ``DONE`` (which turns
+    the tests' old content into ``new``)."""
+    if kind == "write":
+        return await fs.write_text(target, new.decode())
+    return await fs.edit_text(target, FsEditRequest("MARK", "DONE"))
 
 
 class CancellationContract(ContractBase):
@@ -147,9 +156,7 @@ class CancellationContract(ContractBase):
         new = b"x" * 200_000 + b"\nDONE\n"
 
         async def mutate(target: FsTarget) -> object:
-            if kind == "write":
-                return await scratch.fs.write_text(target, new.decode())
-            return await scratch.fs.edit_text(target, FsEditRequest("MARK", "DONE"))
+            return await _write_or_edit(scratch.fs, kind, target, new)
 
         await self._check_cancelled_mutation(scratch, mutate, old, new, delay=delay)
 
@@ -167,10 +174,7 @@ class CancellationContract(ContractBase):
         completed = False
         with anyio.move_on_after(deadline) as scope:
             try:
-                if kind == "write":
-                    await fs.write_text(target, new.decode())
-                else:
-                    await fs.edit_text(target, FsEditRequest("MARK", "DONE"))
+                await _write_or_edit(fs, kind, target, new)
             except anyio.get_cancelled_exc_class():
                 raise
             except Exception as exc:
