@@ -25,6 +25,8 @@ def test_error_codes_are_exactly_the_documented_set() -> None:
         "FS_OUTSIDE_WORKSPACE",
         "FS_READ_ONLY",
         "FS_TOO_LARGE",
+        "FS_NOT_EMPTY",
+        "FS_ALREADY_EXISTS",
     ]
     assert all(code == code.name for code in FsErrorCode)
 

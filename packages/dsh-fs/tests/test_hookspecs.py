@@ -77,7 +77,13 @@ def test_markers_belong_to_the_dsh_fs_project() -> None:
 
 def test_every_hook_spec_documents_itself() -> None:
     hooks = [name for name in vars(FsHookSpecs) if name.startswith("fs_")]
-    assert sorted(hooks) == ["fs_edit_intent", "fs_observed", "fs_write_intent"]
+    assert sorted(hooks) == [
+        "fs_delete_intent",
+        "fs_edit_intent",
+        "fs_move_intent",
+        "fs_observed",
+        "fs_write_intent",
+    ]
     for name in hooks:
         assert (inspect.getdoc(getattr(FsHookSpecs, name)) or "").strip(), name
 
@@ -85,11 +91,12 @@ def test_every_hook_spec_documents_itself() -> None:
 def test_intent_hooks_are_firstresult_and_observed_is_broadcast() -> None:
     pm = make_plugin_manager()
     firstresult = {}
-    for name in ("fs_write_intent", "fs_edit_intent", "fs_observed"):
+    names = ("fs_write_intent", "fs_edit_intent", "fs_delete_intent", "fs_move_intent")
+    for name in (*names, "fs_observed"):
         spec = getattr(pm.hook, name).spec
         assert spec is not None
         firstresult[name] = spec.opts["firstresult"]
-    assert firstresult == {"fs_write_intent": True, "fs_edit_intent": True, "fs_observed": False}
+    assert firstresult == {**dict.fromkeys(names, True), "fs_observed": False}
 
 
 def test_write_intent_without_plugins_is_none() -> None:

@@ -6,11 +6,15 @@ import weakref
 from typing import Any
 
 from dsh_fs import (
+    AtVersion,
     CreateIfAbsent,
     EditGuard,
+    EntryGuard,
     FsError,
     FsErrorCode,
     FsTarget,
+    MoveGuard,
+    NotAFile,
     ReplaceIfVersion,
     WriteIntent,
     hookimpl,
@@ -33,6 +37,13 @@ class FsPolicy:
       ``FsError`` ``FS_NOT_FOUND`` ``cannot edit "<display_path>": not found``;
       nothing recorded → ``FsError`` ``FS_NOT_OBSERVED``
       ``edit requires reading "<display_path>" first``.
+    * ``fs_delete_intent``: a recorded ``v`` → ``AtVersion(v)``; otherwise
+      ``NotAFile()``: a directory or a link may go unread, but a regular file
+      fails ``FS_NOT_OBSERVED`` in the backend (``cannot delete "<p>"
+      without reading it first``).
+    * ``fs_move_intent``: the same entry guard for the source and for the
+      destination (``MoveGuard``): a file moved, or overwritten by a move,
+      must have been read at its current version.
     * ``fs_observed``: records ``version`` synchronously; a ``version`` of
       ``None`` (a read that found nothing) records that the target was seen
       absent, so the model can recreate a file deleted behind its back.
@@ -96,6 +107,18 @@ class FsPolicy:
         if version is None:
             raise not_found("edit", target.display_path)
         return EditGuard(version)
+
+    def _entry_guard(self, target: FsTarget, actor: Any) -> EntryGuard:
+        version = self.observed_version(getattr(actor, "session", None), target.target_key)
+        return NotAFile() if version is None else AtVersion(version)
+
+    @hookimpl(tryfirst=True)
+    def fs_delete_intent(self, target: FsTarget, actor: Any) -> EntryGuard:
+        return self._entry_guard(target, actor)
+
+    @hookimpl(tryfirst=True)
+    def fs_move_intent(self, source: FsTarget, destination: FsTarget, actor: Any) -> MoveGuard:
+        return MoveGuard(self._entry_guard(source, actor), self._entry_guard(destination, actor))
 
     @hookimpl
     def fs_observed(self, target: FsTarget, version: str | None, actor: Any) -> None:

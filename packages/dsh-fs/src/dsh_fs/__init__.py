@@ -1,25 +1,34 @@
 """dsh-fs: the filesystem seam of the dsh tool stack.
 
-``FileSystem`` is the abstract backend (eight async primitives), the value
+``FileSystem`` is the abstract backend (async primitives), the value
 types cross it, ``FsError`` is the one failure type, and the ``fs_*`` hook
 specs are the events a tool host and its plugins share.
 """
 
-from ._errors import FsError, FsErrorCode
+from ._errors import FsBatchError, FsError, FsErrorCode
 from ._filesystem import FileSystem
 from ._types import (
+    AtVersion,
     CreateIfAbsent,
+    DeleteChange,
     EditGuard,
+    EntryGuard,
     EntryType,
+    FsChange,
+    FsDeleteOutcome,
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
     FsInfo,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
+    MoveGuard,
+    NotAFile,
     PathType,
     ReplaceIfVersion,
+    WriteChange,
     WriteIntent,
 )
 from .entry_points import (
@@ -40,11 +49,17 @@ __version__ = "0.2.0"
 __all__ = [
     "BACKENDS_GROUP",
     "PLUGINS_GROUP",
+    "AtVersion",
     "CreateIfAbsent",
+    "DeleteChange",
     "EditGuard",
+    "EntryGuard",
     "EntryPointNotFound",
     "EntryType",
     "FileSystem",
+    "FsBatchError",
+    "FsChange",
+    "FsDeleteOutcome",
     "FsDirEntry",
     "FsEditOutcome",
     "FsEditRequest",
@@ -52,13 +67,17 @@ __all__ = [
     "FsErrorCode",
     "FsHookSpecs",
     "FsInfo",
+    "FsMoveOutcome",
     "FsPathInfo",
     "FsTarget",
     "FsWriteOutcome",
     "HeldDirectory",
+    "MoveGuard",
+    "NotAFile",
     "PathType",
     "ReplaceIfVersion",
     "WorkspaceOptionsUnsupported",
+    "WriteChange",
     "WriteIntent",
     "hookimpl",
     "hookspec",

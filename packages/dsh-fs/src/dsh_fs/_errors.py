@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 
 class FsErrorCode(StrEnum):
@@ -22,6 +23,8 @@ class FsErrorCode(StrEnum):
     FS_OUTSIDE_WORKSPACE = "FS_OUTSIDE_WORKSPACE"
     FS_READ_ONLY = "FS_READ_ONLY"
     FS_TOO_LARGE = "FS_TOO_LARGE"
+    FS_NOT_EMPTY = "FS_NOT_EMPTY"
+    FS_ALREADY_EXISTS = "FS_ALREADY_EXISTS"
 
 
 class FsError(Exception):
@@ -49,5 +52,25 @@ class FsError(Exception):
     def __repr__(self) -> str:
         return f"FsError({self.message!r}, {self.code.value})"
 
-    def __reduce__(self) -> tuple[type[FsError], tuple[str, FsErrorCode]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (type(self), (self.message, self.code))
+
+
+class FsBatchError(FsError):
+    """A failure of :meth:`~dsh_fs.FileSystem.apply_changes` after it began publishing.
+
+    ``applied`` is how many of the batch's changes (the first ones, in order)
+    were published before the one that failed; the others are untouched. A
+    failure before the first publish (a guard, containment) is a plain
+    :class:`FsError` and nothing changed.
+    """
+
+    def __init__(self, message: str, code: FsErrorCode, applied: int = 0) -> None:
+        super().__init__(message, code)
+        self.applied = applied
+
+    def __repr__(self) -> str:
+        return f"FsBatchError({self.message!r}, {self.code.value}, applied={self.applied})"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (type(self), (self.message, self.code, self.applied))

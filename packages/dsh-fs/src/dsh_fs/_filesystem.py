@@ -1,4 +1,10 @@
-"""The seam: eight async primitives every storage backend implements."""
+"""The seam: the async primitives every storage backend implements.
+
+Eight are abstract; ``delete``, ``move`` and ``apply_changes`` (v5) have
+defaults so that an older third-party backend keeps working: ``delete`` and
+``move`` refuse until the backend implements them, ``apply_changes`` is
+built on ``write_text`` and ``delete``.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +13,30 @@ from collections.abc import AsyncIterator, Sequence
 from functools import partial
 from typing import Final
 
-from ._errors import FsError
+import anyio
+
+from ._errors import FsBatchError, FsError, FsErrorCode
 from ._types import (
+    DeleteChange,
     EditGuard,
+    EntryGuard,
+    FsChange,
+    FsDeleteOutcome,
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
     FsInfo,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
+    MoveGuard,
+    WriteChange,
     WriteIntent,
 )
 from .held import HeldDirectory
 from .overlap import in_order
-from .preconditions import over_read_limit
+from .preconditions import check_delete, check_write, over_read_limit
 from .streaming import close_stream
 from .workspace import Workspace
 
@@ -188,6 +203,123 @@ class FileSystem(ABC):
         Matching is on LF-normalized text; the file's dominant line ending and
         BOM are restored on write-back (see :func:`dsh_fs.text.apply_edit`).
         """
+
+    # -- removing and moving (v5) ---------------------------------------------
+
+    async def delete(
+        self, target: FsTarget, *, recursive: bool = False, expected: EntryGuard | None = None
+    ) -> FsDeleteOutcome:
+        """Remove the entry at ``target``: a file, a symlink (the link itself), an empty
+        directory, or with ``recursive=True`` a whole directory tree.
+
+        ``expected`` is ``None`` (unguarded), ``AtVersion(v)`` or ``NotAFile()``
+        (:func:`dsh_fs.preconditions.check_delete` gives the order and the
+        messages; verb ``delete``). A non-empty directory without
+        ``recursive`` fails ``FS_NOT_EMPTY`` and is left untouched. A tree
+        vanishes at once for every observer: it is renamed aside to a
+        temporary name in its own parent, then deleted; a crash leaves only
+        that temporary, which a later mutation's sweep removes. A workspace
+        root is never removed (``FS_PERMISSION_DENIED``). Serialized with
+        ``write_text`` and ``edit_text`` of the same target.
+
+        The default refuses (``FS_IO_ERROR``): a backend that can remove
+        entries overrides it.
+        """
+        raise FsError.cannot(
+            "delete", target.display_path, "not supported by this backend", FsErrorCode.FS_IO_ERROR
+        )
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        *,
+        replace: bool = False,
+        expected: MoveGuard | None = None,
+    ) -> FsMoveOutcome:
+        """Move the entry at ``source`` (a file, a symlink, a directory) to ``destination``
+        with one atomic rename; missing parents of ``destination`` are created.
+
+        An existing destination is replaced only with ``replace=True``
+        (otherwise ``FS_ALREADY_EXISTS`` ``cannot move to "<p>": already
+        exists``), and a directory never replaces a non-empty directory.
+        ``expected`` guards each side (:class:`~dsh_fs.MoveGuard`; messages in
+        :mod:`dsh_fs.preconditions`, verbs ``move`` and ``move to``). Across
+        filesystems a regular file is copied beside the destination, synced,
+        published, and only then is the source removed; a directory is
+        refused. Both targets' locks are taken in one fixed order. After any
+        failure, cancellation or crash each path is as before or as after.
+
+        The default refuses (``FS_IO_ERROR``): a backend that can move
+        entries overrides it.
+        """
+        raise FsError.cannot(
+            "move", source.display_path, "not supported by this backend", FsErrorCode.FS_IO_ERROR
+        )
+
+    async def apply_changes(
+        self, changes: Sequence[FsChange]
+    ) -> list[FsWriteOutcome | FsDeleteOutcome]:
+        """Apply several writes and removals of distinct targets, all or nothing.
+
+        Every change's guard is checked before anything is published; if one
+        fails, that ``FsError`` is raised and nothing changed. Then each
+        change is published in order, atomically, as ``write_text`` or
+        ``delete`` would. A failure after the first publish (a full disk)
+        raises :class:`~dsh_fs.FsBatchError` whose ``applied`` counts the
+        changes that were published. Once publishing has begun the caller's
+        cancellation waits for it to end (the batch is never left half done
+        by a cancel).
+
+        A backend that can hold every target's lock at once overrides this
+        default (taking the locks in one fixed order, so two batches cannot
+        deadlock, and checking the guards again under them); the default
+        checks the guards with ``lstat`` and ``stat`` and then publishes with
+        each change's own guard, so a change made in between is still never
+        overwritten — it fails that change, with the ones before it applied.
+        Two changes of one target raise ``ValueError``.
+        """
+        keys = [change.target.target_key for change in changes]
+        if len(set(keys)) != len(keys):
+            raise ValueError("apply_changes: two changes of one target")
+        for change in changes:
+            await self._check_change(change)
+        outcomes: list[FsWriteOutcome | FsDeleteOutcome] = []
+        with anyio.CancelScope(shield=True):
+            for change in changes:
+                try:
+                    outcomes.append(await self._publish_change(change))
+                except FsError as exc:
+                    if not outcomes:
+                        raise
+                    raise FsBatchError(exc.message, exc.code, len(outcomes)) from exc
+        return outcomes
+
+    async def _check_change(self, change: FsChange) -> None:
+        """Raise what ``change``'s guard answers against the target as it is now."""
+        target = change.target
+        if isinstance(change, WriteChange):
+            info = await self.stat(target)
+            current = None if info is None else (info.type, info.version)
+            check_write(target.display_path, current, change.expected)
+            return
+        link = await self.lstat(target.display_path)
+        if link is None:
+            check_delete(target.display_path, None, change.expected)
+            return
+        info = await self.stat(target)
+        check_delete(
+            target.display_path,
+            (link.type, None if info is None else info.version),
+            change.expected,
+        )
+
+    async def _publish_change(self, change: FsChange) -> FsWriteOutcome | FsDeleteOutcome:
+        if isinstance(change, DeleteChange):
+            return await self.delete(
+                change.target, recursive=change.recursive, expected=change.expected
+            )
+        return await self.write_text(change.target, change.content, change.expected)
 
 
 class _Budget:

@@ -101,6 +101,41 @@ class EditGuard:
 
 
 @dataclass(frozen=True, slots=True)
+class AtVersion:
+    """Entry guard of a removal or move: the entry must still be at ``version``.
+
+    Absent → ``FS_STALE_VERSION`` ``… file no longer exists``; another version
+    → ``FS_STALE_VERSION`` ``… file changed since it was read``.
+    """
+
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotAFile:
+    """Entry guard of a removal or move: the entry must not be a regular file.
+
+    What a caller that has not read the entry asks for: a directory, a
+    symlink or nothing at all may go ahead, but a regular file there fails
+    ``FS_NOT_OBSERVED`` (``cannot delete "<p>" without reading it first``, or
+    for a move's destination ``cannot overwrite existing "<p>" without
+    reading it first``) — its content would be lost unseen.
+    """
+
+
+EntryGuard: TypeAlias = AtVersion | NotAFile
+"""The precondition on one entry of a removal or a move; ``None`` means unguarded."""
+
+
+@dataclass(frozen=True, slots=True)
+class MoveGuard:
+    """The preconditions of a move: one :data:`EntryGuard` (or ``None``) per path."""
+
+    source: EntryGuard | None = None
+    destination: EntryGuard | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class FsEditRequest:
     """A literal replacement of ``old_string`` by ``new_string``."""
 
@@ -132,3 +167,46 @@ class FsEditOutcome:
     before: str
     after: str
     replacements: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class FsDeleteOutcome:
+    """Result of ``delete``: what the entry was (``lstat``'s type, a link is ``symlink``)."""
+
+    type: PathType
+
+
+@dataclass(frozen=True, slots=True)
+class FsMoveOutcome:
+    """Result of ``move``.
+
+    ``type`` is what moved (``lstat``'s type); ``version`` is what a fresh
+    ``stat`` of the destination reports (``None`` for a dangling link);
+    ``replaced`` says whether an entry at the destination was replaced.
+    """
+
+    type: PathType
+    version: str | None
+    replaced: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WriteChange:
+    """One change of :meth:`~dsh_fs.FileSystem.apply_changes`: ``write_text`` of ``target``."""
+
+    target: FsTarget
+    content: str
+    expected: WriteIntent | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteChange:
+    """One change of :meth:`~dsh_fs.FileSystem.apply_changes`: ``delete`` of ``target``."""
+
+    target: FsTarget
+    expected: EntryGuard | None = None
+    recursive: bool = False
+
+
+FsChange: TypeAlias = WriteChange | DeleteChange
+"""One change of a batch; its outcome is an ``FsWriteOutcome`` or an ``FsDeleteOutcome``."""

@@ -15,7 +15,7 @@ from typing import Any
 
 import pluggy
 
-from ._types import EditGuard, FsTarget, WriteIntent
+from ._types import EditGuard, EntryGuard, FsTarget, MoveGuard, WriteIntent
 
 PROJECT_NAME = "dsh_fs"
 
@@ -24,7 +24,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 class FsHookSpecs:
-    """The three ``fs_*`` events.
+    """The five ``fs_*`` events.
 
     Intent hooks are ``firstresult``: the first plugin to return something
     other than ``None`` decides, and no later plugin is asked. pluggy asks
@@ -53,6 +53,28 @@ class FsHookSpecs:
         ``FS_NOT_OBSERVED``) to refuse the edit.
         """
 
+    @hookspec(firstresult=True)
+    def fs_delete_intent(self, target: FsTarget, actor: Any) -> EntryGuard | None:
+        """Decide the guard of the next ``delete`` of ``target``.
+
+        Return ``AtVersion(v)`` (the entry must still be at ``v``),
+        ``NotAFile()`` (unobserved: a directory or link may go, a regular
+        file must be read first), ``None`` (unguarded), or an awaitable of one
+        of those; raise :class:`~dsh_fs.FsError` to refuse the removal.
+        """
+
+    @hookspec(firstresult=True)
+    def fs_move_intent(
+        self, source: FsTarget, destination: FsTarget, actor: Any
+    ) -> MoveGuard | None:
+        """Decide the guards of the next ``move`` of ``source`` to ``destination``.
+
+        Return a ``MoveGuard(source=…, destination=…)`` of entry guards (see
+        :meth:`fs_delete_intent`; ``None`` on either side is unguarded),
+        ``None`` (both unguarded), or an awaitable of one of those; raise
+        :class:`~dsh_fs.FsError` to refuse the move.
+        """
+
     @hookspec
     def fs_observed(self, target: FsTarget, version: str | None, actor: Any) -> None:
         """``actor`` has just seen ``target`` at ``version``, or seen it absent.
@@ -60,10 +82,12 @@ class FsHookSpecs:
         Emitted after every successful read, write or edit (never after a
         list: seeing a name is not reading a file), with the version read or
         written. ``version`` is ``None`` after a read that found nothing there
-        (``cannot read "<p>": not found``): the actor now knows the file does
-        not exist, so a plugin may let it create the file (``FsPolicy``
-        answers ``CreateIfAbsent()`` next, which never overwrites a file that
-        has appeared since). No other event carries ``None``.
+        (``cannot read "<p>": not found``) and after a ``delete`` or a
+        ``move`` for each path that no longer exists: the actor now knows the
+        file does not exist, so a plugin may let it create the file
+        (``FsPolicy`` answers ``CreateIfAbsent()`` next, which never
+        overwrites a file that has appeared since). A moved entry's new path
+        is observed at the version the move reports.
         Implementations must be synchronous, side-effect-only recorders; an
         exception from one fails the tool call that emitted it.
         """

@@ -15,12 +15,16 @@ from typing import Any
 
 import anyio
 from dsh_fs import (
+    AtVersion,
     CreateIfAbsent,
     EditGuard,
+    EntryGuard,
     FileSystem,
     FsError,
     FsErrorCode,
     FsTarget,
+    MoveGuard,
+    NotAFile,
     ReplaceIfVersion,
     WriteIntent,
 )
@@ -104,7 +108,7 @@ class Execution:
                 raise FsError(message, exc.code) from exc
             raise
 
-    def refuse_read_only(self, target: FsTarget) -> None:
+    def refuse_read_only(self, target: FsTarget, verb: str | None = None) -> None:
         """Refuse a write or edit the backend's workspace allows only reading.
 
         ``resolve`` lets such a target through (it may be read), so without
@@ -114,7 +118,9 @@ class Execution:
         """
         workspace = self.fs.workspace
         if workspace is not None:
-            workspace.check(self.actor.tool, target.display_path, target.target_key, write=True)
+            workspace.check(
+                verb or self.actor.tool, target.display_path, target.target_key, write=True
+            )
 
     async def write_intent(self, target: FsTarget) -> WriteIntent | None:
         """``fs_write_intent``: the first plugin's decision for the next ``write_text``
@@ -132,6 +138,28 @@ class Execution:
         guard = await _decided(self.hook.fs_edit_intent(target=target, actor=self.actor))
         if guard is not None and not isinstance(guard, EditGuard):
             raise TypeError(f"fs_edit_intent returned {guard!r}, not an EditGuard")
+        return guard
+
+    async def delete_guard(self, target: FsTarget) -> EntryGuard | None:
+        """``fs_delete_intent``: the first plugin's guard for the next ``delete``
+        (after :meth:`refuse_read_only` with verb ``delete``)."""
+        self.refuse_read_only(target, "delete")
+        guard = await _decided(self.hook.fs_delete_intent(target=target, actor=self.actor))
+        if guard is not None and not isinstance(guard, AtVersion | NotAFile):
+            raise TypeError(f"fs_delete_intent returned {guard!r}, not an entry guard")
+        return guard
+
+    async def move_guard(self, source: FsTarget, destination: FsTarget) -> MoveGuard | None:
+        """``fs_move_intent``: the first plugin's guards for the next ``move`` (after
+        :meth:`refuse_read_only` of the source, verb ``move``, and of the destination,
+        verb ``move to``)."""
+        self.refuse_read_only(source, "move")
+        self.refuse_read_only(destination, "move to")
+        guard = await _decided(
+            self.hook.fs_move_intent(source=source, destination=destination, actor=self.actor)
+        )
+        if guard is not None and not isinstance(guard, MoveGuard):
+            raise TypeError(f"fs_move_intent returned {guard!r}, not a MoveGuard")
         return guard
 
     def observed(self, target: FsTarget, version: str | None) -> None:
