@@ -103,6 +103,21 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return cast(str, request.param)
 
 
+# -- what `dsh-fs tools` offers here -------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def dsh_fs_tools_names() -> list[str]:
+    """The tool names ``dsh-fs tools`` prints in this environment: every installed tool.
+
+    The framework adapters' tests compare the tools their framework offers with it.
+    """
+    printed = subprocess.run(
+        [sys.executable, "-m", "dsh_tool_fs.cli", "tools"], check=True, capture_output=True
+    )
+    return [tool["name"] for tool in json.loads(printed.stdout)["tools"]]
+
+
 # -- the scratch directory of one document --------------------------------------------------------
 
 

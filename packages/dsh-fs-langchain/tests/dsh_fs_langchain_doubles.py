@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,11 +53,3 @@ class ScriptedChatModel(GenericFakeChatModel):
 def turn(name: str, args: dict[str, Any], n: int) -> AIMessage:
     """One turn that calls tool ``name``."""
     return AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"call_{n}"}])
-
-
-def dsh_fs_tools_names() -> list[str]:
-    """The tool names ``dsh-fs tools`` prints in this environment."""
-    printed = subprocess.run(
-        [sys.executable, "-m", "dsh_tool_fs.cli", "tools"], check=True, capture_output=True
-    )
-    return [tool["name"] for tool in json.loads(printed.stdout)["tools"]]

@@ -10,7 +10,6 @@ from dsh_fs_langchain_doubles import (
     CRLF_AFTER,
     CRLF_BEFORE,
     ScriptedChatModel,
-    dsh_fs_tools_names,
     turn,
 )
 from dsh_tool_fs import Session, ToolFs
@@ -100,10 +99,12 @@ async def test_bad_arguments_get_the_hosts_message(toolfs: ToolFs) -> None:
 
 
 @pytest.mark.anyio
-async def test_tools_are_the_installed_tools_of_dsh_fs_tools(toolfs: ToolFs) -> None:
+async def test_tools_are_the_installed_tools_of_dsh_fs_tools(
+    toolfs: ToolFs, dsh_fs_tools_names: list[str]
+) -> None:
     model = script()
     await run(toolfs, model)
-    assert model.offered == [dsh_fs_tools_names()]
+    assert model.offered == [dsh_fs_tools_names]
 
 
 def test_a_chosen_subset_is_all_the_tools(project: Path) -> None:

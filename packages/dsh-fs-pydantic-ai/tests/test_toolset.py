@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -46,15 +43,6 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def toolfs(project: Path) -> ToolFs:
     return ToolFs.from_entry_points(backend="local", cwd=str(project))
-
-
-@pytest.fixture
-def dsh_fs_tools() -> list[str]:
-    """The tool names ``dsh-fs tools`` prints in this environment."""
-    printed = subprocess.run(
-        [sys.executable, "-m", "dsh_tool_fs.cli", "tools"], check=True, capture_output=True
-    )
-    return [tool["name"] for tool in json.loads(printed.stdout)["tools"]]
 
 
 class Script:
@@ -136,11 +124,11 @@ async def test_bad_arguments_get_the_hosts_message_not_a_retry(toolfs: ToolFs) -
 
 @pytest.mark.anyio
 async def test_tools_are_the_installed_tools_of_dsh_fs_tools(
-    toolfs: ToolFs, dsh_fs_tools: list[str]
+    toolfs: ToolFs, dsh_fs_tools_names: list[str]
 ) -> None:
     script = Script(done())
     await run(DshFsToolset(toolfs), script)
-    assert script.tool_names == [dsh_fs_tools]
+    assert script.tool_names == [dsh_fs_tools_names]
 
 
 @pytest.mark.anyio
