@@ -23,6 +23,8 @@ brings it) and the package index for third-party dependencies. In order:
    found only in ``dist/`` and third-party dependencies from the index; it
    must pull exactly the expected set of ours, every one of them the very
    wheel in ``dist/`` (RECORD hashes), import, and declare its entry point;
+   a framework adapter comes with its framework (``dsh-fs-langchain`` with
+   its ``deepagents`` extra), and its import imports the framework;
 5. runs the conformance kit of the installed ``dsh-fs[testing]`` against the
    installed ``dsh-fs-local``, ``dsh-fs-memory`` and ``dsh-fs-sftp`` on
    asyncio and trio: the conformance test modules (and their scratch
@@ -71,7 +73,26 @@ STACK: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {
         {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-search"},
         ("dsh_tool_fs.tools", "grep"),
     ),
+    # The framework adapters, each installed with its framework (their dependency);
+    # the import is the adapter's module that imports the framework.
+    "dsh-fs-pydantic-ai": (
+        "dsh_fs_pydantic_ai",
+        {"dsh-fs", "dsh-tool-fs", "dsh-fs-pydantic-ai"},
+        None,
+    ),
+    "dsh-fs-openai-agents": (
+        "dsh_fs_openai_agents",
+        {"dsh-fs", "dsh-tool-fs", "dsh-fs-openai-agents"},
+        None,
+    ),
+    "dsh-fs-langchain": (
+        "dsh_fs_langchain.deepagents",
+        {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-search", "dsh-fs-langchain"},
+        None,
+    ),
 }
+# The extra a distribution is installed with in step 4 (the deepagents backend's).
+EXTRAS = {"dsh-fs-langchain": "[deepagents]"}
 
 SIX_TOOLS = ["list", "read", "write", "edit", "glob", "grep"]
 
@@ -365,7 +386,7 @@ def check_installed_from_dist(where: str, ours: dict[str, dict[str, object]], ve
 def check_each_layer_alone(uv_cmd: list[str], version: str, scratch: Path) -> None:
     for dist, (module, expected, entry) in STACK.items():
         python = new_venv(uv_cmd, scratch / f"venv-{dist}")
-        install(uv_cmd, python, [f"{dist}=={version}"])
+        install(uv_cmd, python, [f"{dist}{EXTRAS.get(dist, '')}=={version}"])
         probe = json.loads(run([python, "-c", PROBE, module, ",".join(STACK)], cwd=scratch))
         got = set(probe["ours"])
         if got != expected:
