@@ -13,8 +13,9 @@ final empty line, as Codex). When the old lines end with an empty line that
 is not there, they are sought again without it (the empty line stood for the
 file's final newline).
 
-Applying keeps every byte outside the replaced lines: unchanged lines keep
-their own endings, new lines get the file's dominant ending (CRLF when
+Applying keeps every byte outside the removed and added lines: unchanged
+lines keep their own endings, context lines are the file's own (as they are
+in the file, however leniently they matched), new lines get the file's dominant ending (CRLF when
 ``\\r\\n`` pairs outnumber bare ``\\n`` in the first 4096 characters), and a
 file that ended without a newline still does.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from dsh_fs.text import uses_crlf
 
@@ -37,11 +39,15 @@ class LocateError(LookupError):
 
 @dataclass(frozen=True, slots=True)
 class Replacement:
-    """Lines ``start`` to ``start + old_count`` of the file become ``new``."""
+    """The file's lines matched by ``old`` (from ``start``) become ``new``."""
 
     start: int
-    old_count: int
+    old: tuple[str, ...]
     new: tuple[str, ...]
+
+    @property
+    def old_count(self) -> int:
+        return len(self.old)
 
 
 _TYPOGRAPHIC = str.maketrans(
@@ -107,7 +113,7 @@ def locate(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> list[Rep
             at = found + 1
         if not chunk.old:
             end = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-            replacements.append(Replacement(end, 0, chunk.new))
+            replacements.append(Replacement(end, (), chunk.new))
             continue
         old, new = chunk.old, chunk.new
         found = seek(lines, old, at, chunk.end_of_file)
@@ -118,7 +124,7 @@ def locate(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> list[Rep
             found = seek(lines, old, at, chunk.end_of_file)
         if found is None:
             raise LocateError(_not_found(path, chunk))
-        replacements.append(Replacement(found, len(old), new))
+        replacements.append(Replacement(found, old, new))
         at = found + len(old)
     ordered = sorted(replacements, key=lambda r: r.start)
     end = 0
@@ -160,11 +166,20 @@ def apply_chunks(text: str, chunks: Sequence[Chunk], path: str) -> str:
     out_endings: list[str] = []
     cursor = 0
     for replacement in locate(lines, chunks, path):
-        out_lines += lines[cursor : replacement.start]
-        out_endings += endings[cursor : replacement.start]
-        out_lines += replacement.new
-        out_endings += [newline] * len(replacement.new)
-        cursor = replacement.start + replacement.old_count
+        start = replacement.start
+        out_lines += lines[cursor:start]
+        out_endings += endings[cursor:start]
+        new_lines = list(replacement.new)
+        new_endings = [newline] * len(new_lines)
+        # A context line (in old and new alike) is the file's own line, as it is: matched
+        # leniently, it keeps its whitespace and punctuation, and always its ending.
+        matcher = SequenceMatcher(None, replacement.old, replacement.new, autojunk=False)
+        for a, b, size in matcher.get_matching_blocks():
+            new_lines[b : b + size] = lines[start + a : start + a + size]
+            new_endings[b : b + size] = endings[start + a : start + a + size]
+        out_lines += new_lines
+        out_endings += new_endings
+        cursor = start + replacement.old_count
     out_lines += lines[cursor:]
     out_endings += endings[cursor:]
     if out_endings:
