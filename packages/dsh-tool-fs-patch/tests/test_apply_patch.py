@@ -51,7 +51,9 @@ async def test_the_summary_lists_added_then_updated_files_with_paths_as_written(
 async def test_the_value_lists_each_operation_and_its_new_version(stack: Stack) -> None:
     stack.put("b.txt", b"x\n")
     await stack.read("b.txt")
-    result = await stack.patch(patch("*** Add File: c.txt", "+c", "*** Update File: b.txt", "-x", "+y"))
+    result = await stack.patch(
+        patch("*** Add File: c.txt", "+c", "*** Update File: b.txt", "-x", "+y")
+    )
     assert result.value is not None
     files = result.value["files"]
     assert [(f["path"], f["operation"], f["new_path"]) for f in files] == [
@@ -59,7 +61,9 @@ async def test_the_value_lists_each_operation_and_its_new_version(stack: Stack) 
         ("b.txt", "update", None),
     ]
     for f in files:
-        info = await stack.scratch.fs.stat(await stack.scratch.fs.resolve(f["path"], cwd=stack.scratch.root))
+        info = await stack.scratch.fs.stat(
+            await stack.scratch.fs.resolve(f["path"], cwd=stack.scratch.root)
+        )
         assert info is not None and f["version"] == info.version
 
 
@@ -68,7 +72,13 @@ async def test_meta_carries_the_diff_hunks_of_every_written_file(stack: Stack) -
     await stack.read("a.txt")
     result = await stack.patch(patch("*** Update File: a.txt", "@@", "-5", "+five"))
     assert result.meta == {
-        "diffs": [{"path": "a.txt", "old_text": "2\n3\n4\n5\n6\n7\n8", "new_text": "2\n3\n4\nfive\n6\n7\n8"}]
+        "diffs": [
+            {
+                "path": "a.txt",
+                "old_text": "2\n3\n4\n5\n6\n7\n8",
+                "new_text": "2\n3\n4\nfive\n6\n7\n8",
+            }
+        ]
     }
 
 
@@ -192,7 +202,9 @@ async def test_a_file_changed_twice_in_one_patch_is_refused(stack: Stack) -> Non
 
 async def test_a_path_above_the_workspace_is_refused_before_anything(stack: Stack) -> None:
     parent = stack.scratch.root.rsplit("/", 1)[0]
-    result = await stack.patch(patch("*** Add File: ok.txt", "+x", "*** Add File: ../out.txt", "+x"))
+    result = await stack.patch(
+        patch("*** Add File: ok.txt", "+x", "*** Add File: ../out.txt", "+x")
+    )
     assert result.text == f'Error: cannot write "{parent}/out.txt": outside the workspace'
     assert stack.get("ok.txt") is None
 
@@ -267,7 +279,9 @@ async def test_a_second_patch_to_the_same_files_needs_no_read(stack: Stack) -> N
     stack.put("a.txt", b"1\n")
     await stack.read("a.txt")
     await stack.patch(patch("*** Update File: a.txt", "-1", "+2", "*** Add File: n.txt", "+n"))
-    result = await stack.patch(patch("*** Update File: a.txt", "-2", "+3", "*** Update File: n.txt", "-n", "+m"))
+    result = await stack.patch(
+        patch("*** Update File: a.txt", "-2", "+3", "*** Update File: n.txt", "-n", "+m")
+    )
     assert result.text == f"{SUMMARY}\nM a.txt\nM n.txt"
 
 

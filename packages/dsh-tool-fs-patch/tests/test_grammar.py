@@ -59,8 +59,7 @@ def test_the_first_chunk_may_omit_its_at_at_line() -> None:
 def test_a_later_chunk_must_start_with_at_at() -> None:
     text = patch("*** Update File: f", "@@", "-a", "+b", "bad")
     assert error_of(text) == (
-        "invalid hunk at line 6, Expected update hunk to start with a @@ context marker, "
-        "got: 'bad'"
+        "invalid hunk at line 6, Expected update hunk to start with a @@ context marker, got: 'bad'"
     )
 
 
@@ -225,14 +224,18 @@ def _render(operations: list[AddFile | DeleteFile | UpdateFile]) -> str:
 
 
 _operation = st.one_of(
-    st.builds(AddFile, _path, st.lists(_text, max_size=5).map(lambda ls: "".join(x + "\n" for x in ls))),
+    st.builds(
+        AddFile, _path, st.lists(_text, max_size=5).map(lambda ls: "".join(x + "\n" for x in ls))
+    ),
     st.builds(DeleteFile, _path),
     st.builds(
         UpdateFile,
         _path,
         st.lists(_chunks(), min_size=1, max_size=3).map(
-            lambda cs: tuple(Chunk(c.anchor, c.old, c.new, c.end_of_file) for c in cs if c.old or c.new)
-            or (Chunk(None, ("a",), ("b",)),)
+            lambda cs: (
+                tuple(Chunk(c.anchor, c.old, c.new, c.end_of_file) for c in cs if c.old or c.new)
+                or (Chunk(None, ("a",), ("b",)),)
+            )
         ),
         st.one_of(st.none(), _path),
     ),

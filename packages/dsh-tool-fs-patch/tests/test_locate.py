@@ -83,7 +83,9 @@ def test_an_anchor_that_is_not_there_is_named() -> None:
 
 
 def test_lines_that_are_not_there_are_listed() -> None:
-    assert failure("a\n", chunk(["x", "y"], ["z"])) == "Failed to find expected lines in f.txt:\nx\ny"
+    assert (
+        failure("a\n", chunk(["x", "y"], ["z"])) == "Failed to find expected lines in f.txt:\nx\ny"
+    )
 
 
 def test_a_chunk_behind_the_previous_one_is_not_found() -> None:

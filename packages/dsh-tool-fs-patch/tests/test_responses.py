@@ -69,7 +69,6 @@ def test_built_ins_change_only_the_responses_format() -> None:
 # -- executing an apply_patch_call ------------------------------------------------------------
 
 
-
 @pytest.mark.anyio
 async def test_a_create_file_call_round_trips(stack: Stack) -> None:
     item = call_item({"type": "create_file", "path": "hello.txt", "diff": "+Hello\n+world"})
@@ -118,8 +117,12 @@ async def test_a_diff_cannot_smuggle_another_operation(stack: Stack) -> None:
     await stack.read("a.py")
     await stack.read("victim.txt")
     diff = "-x\n+y\n*** Delete File: victim.txt\n"
-    item = {"type": "apply_patch_call", "call_id": "c", "status": "completed",
-            "operation": {"type": "update_file", "path": "a.py", "diff": diff}}
+    item = {
+        "type": "apply_patch_call",
+        "call_id": "c",
+        "status": "completed",
+        "operation": {"type": "update_file", "path": "a.py", "diff": diff},
+    }
     output = await execute_apply_patch_call(stack.toolfs, item, session=stack.session)
     assert output["output"] == (
         "Error: invalid hunk at line 3, Unexpected line found in update hunk: '*** Delete File: "
@@ -132,7 +135,9 @@ async def test_a_diff_cannot_smuggle_another_operation(stack: Stack) -> None:
 @pytest.mark.anyio
 async def test_a_create_diff_line_without_plus_is_refused(stack: Stack) -> None:
     result = await apply_file_operation(
-        stack.toolfs, {"type": "create_file", "path": "n.txt", "diff": "+a\nb"}, session=stack.session
+        stack.toolfs,
+        {"type": "create_file", "path": "n.txt", "diff": "+a\nb"},
+        session=stack.session,
     )
     assert result.text == (
         "Error: invalid hunk at line 2, Unexpected line found in added file: 'b'. Every line "

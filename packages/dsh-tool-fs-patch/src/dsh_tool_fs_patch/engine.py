@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from dsh_fs import (
     AtVersion,
@@ -45,6 +45,7 @@ from dsh_fs import (
     FsTarget,
     FsWriteOutcome,
     NotAFile,
+    PathType,
     ReplaceIfVersion,
     WriteChange,
     WriteIntent,
@@ -262,7 +263,7 @@ async def _destination_intent(
     info = await ex.fs.stat(destination)
     if info is not None and info.type != "file":
         raise not_regular("move to", destination.display_path)
-    current = None if info is None else ("file", info.version)
+    current: tuple[PathType, str | None] | None = None if info is None else ("file", info.version)
     check_move_destination(destination.display_path, current, guard, replace=True)
     if isinstance(guard, AtVersion):
         return ReplaceIfVersion(guard.version)
@@ -284,7 +285,8 @@ def _report(ex: Execution, plans: list[_Plan], outcomes: Any) -> Patched:
                 ex.observed(change.target, outcome.version)
                 version = outcome.version
                 label = plan.labels[plan.changes.index(change)]
-                diffs += diff_meta(label, outcome.before, outcome.after)["diffs"]  # type: ignore[arg-type]
+                hunks = diff_meta(label, outcome.before, outcome.after)["diffs"]
+                diffs += cast(list[dict[str, Any]], hunks)
             else:
                 ex.observed(change.target, None)
         op = plan.operation

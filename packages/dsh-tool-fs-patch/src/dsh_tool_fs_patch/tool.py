@@ -36,9 +36,7 @@ class ApplyPatchArgs(ToolArguments):
     """The arguments of ``apply_patch``: the whole patch (it is parsed as it is validated)."""
 
     input: str = Field(
-        description=(
-            "The whole patch, from the line *** Begin Patch to the line *** End Patch."
-        ),
+        description=("The whole patch, from the line *** Begin Patch to the line *** End Patch."),
     )
 
     @model_validator(mode="after")
@@ -62,7 +60,9 @@ def render_patched(patched: Patched) -> ToolOutput:
     lines = ["Success. Updated the following files:"]
     for letter, kinds in (("A", ("add",)), ("M", ("update", "move")), ("D", ("delete",))):
         lines += [
-            f"{letter} {escape_controls(f.shown_path)}" for f in patched.files if f.operation in kinds
+            f"{letter} {escape_controls(f.shown_path)}"
+            for f in patched.files
+            if f.operation in kinds
         ]
     value = {"files": [f.to_dict() for f in patched.files]}
     return ToolOutput("\n".join(lines), value, {"diffs": list(patched.diffs)})
