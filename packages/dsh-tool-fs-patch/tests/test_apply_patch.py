@@ -319,3 +319,108 @@ async def test_without_a_policy_an_unread_update_applies(bare: Stack) -> None:
 async def test_an_update_of_a_missing_file_is_not_found(bare: Stack) -> None:
     result = await bare.patch(patch("*** Update File: gone.txt", "-a", "+b"))
     assert result.text == f'Error: cannot edit "{bare.scratch.root}/gone.txt": not found'
+
+
+# -- delete and move --------------------------------------------------------------------------
+
+
+async def test_a_read_file_is_deleted_and_summarized_with_d(stack: Stack) -> None:
+    stack.put("old.txt", b"x\n")
+    await stack.read("old.txt")
+    result = await stack.patch(patch("*** Delete File: old.txt"))
+    assert result.text == f"{SUMMARY}\nD old.txt"
+    assert stack.get("old.txt") is None
+
+
+async def test_an_unread_delete_is_refused_with_the_remedy(stack: Stack) -> None:
+    stack.put("old.txt", b"x\n")
+    result = await stack.patch(patch("*** Delete File: old.txt"))
+    assert result.text == (
+        f'Error: cannot delete "{stack.scratch.root}/old.txt" without reading it first'
+        " — read the file, then retry"
+    )
+    assert stack.get("old.txt") == b"x\n"
+
+
+async def test_deleting_a_missing_file_is_not_found(bare: Stack) -> None:
+    result = await bare.patch(patch("*** Delete File: nope.txt"))
+    assert result.text == f'Error: cannot delete "{bare.scratch.root}/nope.txt": not found'
+
+
+async def test_deleting_a_directory_is_refused(bare: Stack) -> None:
+    bare.scratch.mkdir("d")
+    result = await bare.patch(patch("*** Delete File: d"))
+    assert result.text == f'Error: cannot delete "{bare.scratch.root}/d": not a regular file'
+
+
+async def test_a_deleted_file_is_observed_absent(stack: Stack) -> None:
+    stack.put("old.txt", b"x\n")
+    await stack.read("old.txt")
+    await stack.patch(patch("*** Delete File: old.txt"))
+    result = await stack.patch(patch("*** Update File: old.txt", "-x", "+y"))
+    assert result.text == f'Error: cannot edit "{stack.scratch.root}/old.txt": not found'
+
+
+async def test_an_update_with_a_move_writes_the_new_path_and_removes_the_old(
+    stack: Stack,
+) -> None:
+    stack.put("src/old.py", b"a = 1\r\nb = 2\r\n")
+    await stack.read("src/old.py")
+    text = patch("*** Update File: src/old.py", "*** Move to: lib/new.py", "-b = 2", "+b = 3")
+    result = await stack.patch(text)
+    assert result.text == f"{SUMMARY}\nM lib/new.py"
+    assert (stack.get("src/old.py"), stack.get("lib/new.py")) == (None, b"a = 1\r\nb = 3\r\n")
+    assert result.value is not None
+    assert result.value["files"][0]["operation"] == "move"
+    assert result.value["files"][0]["new_path"] == "lib/new.py"
+
+
+async def test_a_moved_file_needs_no_read_at_its_new_path(stack: Stack) -> None:
+    stack.put("a.txt", b"1\n")
+    await stack.read("a.txt")
+    await stack.patch(patch("*** Update File: a.txt", "*** Move to: b.txt", "-1", "+2"))
+    result = await stack.patch(patch("*** Update File: b.txt", "-2", "+3"))
+    assert result.text == f"{SUMMARY}\nM b.txt"
+    assert stack.get("b.txt") == b"3\n"
+
+
+async def test_a_move_onto_an_unread_file_is_refused(stack: Stack) -> None:
+    stack.put("a.txt", b"1\n")
+    stack.put("b.txt", b"precious\n")
+    await stack.read("a.txt")
+    result = await stack.patch(patch("*** Update File: a.txt", "*** Move to: b.txt", "-1", "+2"))
+    assert result.text == (
+        f'Error: cannot overwrite existing "{stack.scratch.root}/b.txt" without reading it first'
+        " — read the file, then retry"
+    )
+    assert (stack.get("a.txt"), stack.get("b.txt")) == (b"1\n", b"precious\n")
+
+
+async def test_a_move_onto_a_read_file_replaces_it(stack: Stack) -> None:
+    stack.put("a.txt", b"1\n")
+    stack.put("b.txt", b"old\n")
+    await stack.read("a.txt")
+    await stack.read("b.txt")
+    result = await stack.patch(patch("*** Update File: a.txt", "*** Move to: b.txt", "-1", "+2"))
+    assert result.text == f"{SUMMARY}\nM b.txt"
+    assert (stack.get("a.txt"), stack.get("b.txt")) == (None, b"2\n")
+
+
+async def test_a_move_out_of_the_workspace_is_refused(stack: Stack) -> None:
+    stack.put("a.txt", b"1\n")
+    await stack.read("a.txt")
+    parent = stack.scratch.root.rsplit("/", 1)[0]
+    result = await stack.patch(patch("*** Update File: a.txt", "*** Move to: ../b.txt", "-1", "+2"))
+    assert result.text == f'Error: cannot move to "{parent}/b.txt": outside the workspace'
+    assert stack.get("a.txt") == b"1\n"
+
+
+async def test_a_failing_chunk_after_a_delete_leaves_the_deleted_file(stack: Stack) -> None:
+    stack.put("gone.txt", b"g\n")
+    stack.put("a.txt", b"a\n")
+    await stack.read("gone.txt")
+    await stack.read("a.txt")
+    text = patch("*** Delete File: gone.txt", "*** Update File: a.txt", "-zzz", "+b")
+    result = await stack.patch(text)
+    assert result.is_error
+    assert (stack.get("gone.txt"), stack.get("a.txt")) == (b"g\n", b"a\n")
