@@ -88,7 +88,7 @@ STACK: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {
     ),
     "dsh-fs-openai-agents": (
         "dsh_fs_openai_agents",
-        {"dsh-fs", "dsh-tool-fs", "dsh-fs-openai-agents"},
+        {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-patch", "dsh-fs-openai-agents"},
         None,
     ),
     "dsh-fs-langchain": (

@@ -178,3 +178,49 @@ async def test_edit_counts_the_occurrences_it_replaced(backend: DshFsBackend) ->
 def test_blocking_operations_run_their_async_twins(backend: DshFsBackend) -> None:
     assert backend.write("/w/new.txt", "hello\n").path == "/w/new.txt"
     assert backend.read("/w/new.txt").file_data == {"content": "hello", "encoding": "utf-8"}
+
+
+@pytest.mark.anyio
+async def test_delete_of_an_unread_file_is_refused(backend: DshFsBackend) -> None:
+    result = await backend.adelete("/w/app.py")
+    assert result.error == (
+        'Error: cannot delete "/w/app.py" without reading it first — read the file, then retry'
+    )
+    assert (await backend.aread("/w/app.py")).file_data is not None
+
+
+@pytest.mark.anyio
+async def test_delete_of_a_read_file_removes_it(backend: DshFsBackend) -> None:
+    await backend.aread("/w/app.py")
+    assert (await backend.adelete("/w/app.py")).path == "/w/app.py"
+    assert (await backend.aread("/w/app.py")).error == 'cannot read "/w/app.py": not found'
+
+
+@pytest.mark.anyio
+async def test_delete_of_a_directory_removes_its_tree(backend: DshFsBackend) -> None:
+    assert (await backend.adelete("/w/src")).path == "/w/src"
+    assert (await backend.als("/w")).entries == [FileInfo(path="/w/app.py", is_dir=False)]
+
+
+@pytest.mark.anyio
+async def test_delete_outside_the_workspace_is_refused(backend: DshFsBackend) -> None:
+    assert (await backend.adelete("/etc")).error == (
+        'Error: cannot delete "/etc": outside the workspace'
+    )
+
+
+@pytest.mark.anyio
+async def test_deep_agent_deletes_a_file_it_read(project: Path) -> None:
+    app = str(project / "app.py")
+    results = await run_deep_agent(
+        project,
+        turn("delete", {"file_path": app}, 1),
+        turn("read_file", {"file_path": app}, 2),
+        turn("delete", {"file_path": app}, 3),
+    )
+    assert results[0] == (
+        "error",
+        f'Error: cannot delete "{app}" without reading it first — read the file, then retry',
+    )
+    assert results[2] == ("success", f"Deleted {app}")
+    assert not (project / "app.py").exists()

@@ -125,6 +125,7 @@ def test_strict_only_where_every_argument_is_required(toolfs: ToolFs) -> None:
         "read": False,
         "write": True,
         "edit": False,
+        "apply_patch": True,
         "glob": False,
         "grep": False,
     }

@@ -177,7 +177,12 @@ async def test_a_session_can_come_from_the_runs_deps(toolfs: ToolFs, project: Pa
 async def test_writes_and_edits_run_alone(toolfs: ToolFs) -> None:
     tools = await DshFsToolset(toolfs).get_tools(cast(RunContext[Any], None))  # ctx is not used
     sequential = {name: tool.tool_def.sequential for name, tool in tools.items()}
-    assert sequential == {"list": False, "read": False, "write": True, "edit": True} | {
+    assert sequential == {
+        "list": False,
+        "read": False,
+        "write": True,
+        "edit": True,
+        "apply_patch": True,
         "glob": False,
         "grep": False,
     }

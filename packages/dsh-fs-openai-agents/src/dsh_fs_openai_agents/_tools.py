@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, overload
 
-from agents import FunctionTool, RunContextWrapper
+from agents import ApplyPatchTool, FunctionTool
 from agents.tool_context import ToolContext
 from dsh_tool_fs import Session, ToolDefinition, ToolFs
 
-__all__ = ["SessionChoice", "dsh_fs_function_tools", "strict_compatible"]
+from ._editor import apply_patch_tool
+from ._session import SessionChoice, session_of
 
-SessionChoice = Session | Callable[[RunContextWrapper[Any]], Session]
-"""A :class:`~dsh_tool_fs.Session`, or a function that picks one from the run's
-context (``lambda ctx: ctx.context.session``)."""
+__all__ = ["dsh_fs_function_tools", "strict_compatible"]
 
 
 def strict_compatible(parameters: dict[str, Any]) -> bool:
@@ -28,9 +26,24 @@ def strict_compatible(parameters: dict[str, Any]) -> bool:
     ) == set(properties)
 
 
+@overload
 def dsh_fs_function_tools(
-    toolfs: ToolFs, *, session: SessionChoice | None = None
-) -> list[FunctionTool]:
+    toolfs: ToolFs,
+    *,
+    session: SessionChoice | None = None,
+    builtin_apply_patch: Literal[False] = False,
+) -> list[FunctionTool]: ...
+
+
+@overload
+def dsh_fs_function_tools(
+    toolfs: ToolFs, *, session: SessionChoice | None = None, builtin_apply_patch: bool
+) -> list[FunctionTool | ApplyPatchTool]: ...
+
+
+def dsh_fs_function_tools(
+    toolfs: ToolFs, *, session: SessionChoice | None = None, builtin_apply_patch: bool = False
+) -> list[FunctionTool] | list[FunctionTool | ApplyPatchTool]:
     """Every tool of ``toolfs`` (the installed ones, or the subset it was built with) as a
     ``FunctionTool`` with the tool's JSON Schema, ``strict_json_schema`` only where the
     schema can honour it (:func:`strict_compatible`).
@@ -39,9 +52,20 @@ def dsh_fs_function_tools(
     conversation), or a function choosing one from the run's context. Every call's
     answer is the host's text, a refusal included (``Error: …``): the model reads it
     and the run goes on.
+
+    ``builtin_apply_patch=True`` offers ``apply_patch`` as the SDK's built-in
+    ``ApplyPatchTool`` (a Responses API model's own tool) with a
+    :class:`~dsh_fs_openai_agents.DshFsEditor` in the same session, instead of its
+    function form.
     """
     chosen: SessionChoice = Session() if session is None else session
-    return [_tool(toolfs, chosen, definition) for definition in toolfs.definitions]
+    tools: list[FunctionTool | ApplyPatchTool] = []
+    for definition in toolfs.definitions:
+        if builtin_apply_patch and definition.name == "apply_patch":
+            tools.append(apply_patch_tool(toolfs, session=chosen))
+        else:
+            tools.append(_tool(toolfs, chosen, definition))
+    return tools
 
 
 def _tool(toolfs: ToolFs, session: SessionChoice, definition: ToolDefinition) -> FunctionTool:
@@ -50,8 +74,8 @@ def _tool(toolfs: ToolFs, session: SessionChoice, definition: ToolDefinition) ->
             args: Any = json.loads(arguments or "{}")
         except ValueError:
             args = arguments  # the host answers "arguments must be a JSON object"
-        conversation = session if isinstance(session, Session) else session(ctx)
-        return (await toolfs.execute(definition.name, args, session=conversation)).text
+        result = await toolfs.execute(definition.name, args, session=session_of(session, ctx))
+        return result.text
 
     return FunctionTool(
         name=definition.name,
