@@ -18,20 +18,6 @@ from dsh_tool_fs import ToolFs, installed_tools
 from langchain_core.messages import AIMessage, ToolMessage
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """LangGraph's agent loop runs on asyncio only."""
-    return "asyncio"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "app.py").write_bytes(CRLF_BEFORE)
-    return root
-
-
 async def run_deep_agent(project: Path, *turns: AIMessage) -> list[tuple[str, Any]]:
     toolfs = ToolFs.from_entry_points(backend="local", cwd=str(project))
     model = ScriptedChatModel(messages=iter([*turns, AIMessage("done")]))

@@ -8,7 +8,6 @@ import pytest
 from dsh_fs_langchain import dsh_fs_tools
 from dsh_fs_langchain_doubles import (
     CRLF_AFTER,
-    CRLF_BEFORE,
     ScriptedChatModel,
     turn,
 )
@@ -19,25 +18,6 @@ from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 EDIT = {"file_path": "app.py", "old_string": "DEBUG = True", "new_string": "DEBUG = False"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """LangGraph's agent loop runs on asyncio only."""
-    return "asyncio"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "app.py").write_bytes(CRLF_BEFORE)
-    return root
-
-
-@pytest.fixture
-def toolfs(project: Path) -> ToolFs:
-    return ToolFs.from_entry_points(backend="local", cwd=str(project))
 
 
 async def run(

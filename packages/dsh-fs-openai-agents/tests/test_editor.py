@@ -14,30 +14,10 @@ from dsh_fs_openai_agents import DshFsEditor, dsh_fs_function_tools
 from dsh_tool_fs import ToolFs
 from openai.types.responses import ResponseApplyPatchToolCall
 
-CRLF_BEFORE = b"DEBUG = True\r\nPORT = 8000\r\n"
 CRLF_AFTER = b"DEBUG = False\r\nPORT = 8000\r\n"
 UPDATE = {"type": "update_file", "path": "app.py", "diff": "@@\n-DEBUG = True\n+DEBUG = False\n"}
 
 set_tracing_disabled(True)  # no trace upload from a test
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """The Agents SDK's run loop runs on asyncio only."""
-    return "asyncio"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "app.py").write_bytes(CRLF_BEFORE)
-    return root
-
-
-@pytest.fixture
-def toolfs(project: Path) -> ToolFs:
-    return ToolFs.from_entry_points(backend="local", cwd=str(project))
 
 
 def apply_patch_call(n: int, operation: dict[str, Any]) -> ResponseApplyPatchToolCall:

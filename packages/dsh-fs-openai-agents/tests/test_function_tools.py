@@ -11,30 +11,10 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from dsh_fs_openai_agents import dsh_fs_function_tools, strict_compatible
 from dsh_tool_fs import Session, ToolFs
 
-CRLF_BEFORE = b"DEBUG = True\r\nPORT = 8000\r\n"
 CRLF_AFTER = b"DEBUG = False\r\nPORT = 8000\r\n"
 EDIT = {"file_path": "app.py", "old_string": "DEBUG = True", "new_string": "DEBUG = False"}
 
 set_tracing_disabled(True)  # no trace upload from a test
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """The Agents SDK's run loop runs on asyncio only."""
-    return "asyncio"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "app.py").write_bytes(CRLF_BEFORE)
-    return root
-
-
-@pytest.fixture
-def toolfs(project: Path) -> ToolFs:
-    return ToolFs.from_entry_points(backend="local", cwd=str(project))
 
 
 def scripted(*calls: tuple[str, dict[str, Any] | str]) -> ScriptedModel:
