@@ -77,14 +77,14 @@ def test_a_patch_killed_at_random_moments_leaves_each_file_before_or_after(
         _, status = os.waitpid(pid, 0)
         assert os.WIFSIGNALED(status), "the patcher stopped on its own: a patch failed"
         versions = [_version_of(Path(root, name).read_bytes()) for name in FILES]
-        # published in patch order: an earlier file is never behind a later one
-        assert versions[0] >= versions[1] >= versions[2] >= versions[0] - 1
+        # each file before or after the batch the kill interrupted
+        assert max(versions) - min(versions) <= 1
         if len(set(versions)) > 1:
             mixed += 1
-            # finish the batch the kill interrupted, as a model told so would
+            # finish that batch, as a model told what changed would
             for name, v in zip(FILES, versions, strict=True):
-                if v < versions[0]:
-                    Path(root, name).write_text(_content(versions[0]))
-        version = versions[0]
+                if v < max(versions):
+                    Path(root, name).write_text(_content(max(versions)))
+        version = max(versions)
     print(f"kills: 20, landed between two files of a batch: {mixed}, last version: {version}")
     assert version > 0, "no patch was ever applied: the test proves nothing"
