@@ -58,7 +58,7 @@ def test_an_unknown_tool_name_is_refused_naming_the_installed_ones() -> None:
     with pytest.raises(UnknownToolError) as caught:
         ToolFs.from_entry_points(backend="memory", plugins=(), tools=["read", "bash"])
     assert str(caught.value) == (
-        'unknown tool "bash" (installed: list, read, write, edit, glob, grep)'
+        'unknown tool "bash" (installed: list, read, write, edit, apply_patch, glob, grep)'
     )
 
 
