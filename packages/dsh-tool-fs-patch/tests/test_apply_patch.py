@@ -3,6 +3,7 @@ all or nothing, containment and the policy."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
 from dsh_fs_local.testing import LocalScratch
 from dsh_fs_memory import MemoryScratch
@@ -424,3 +425,18 @@ async def test_a_failing_chunk_after_a_delete_leaves_the_deleted_file(stack: Sta
     result = await stack.patch(text)
     assert result.is_error
     assert (stack.get("gone.txt"), stack.get("a.txt")) == (b"g\n", b"a\n")
+
+
+async def test_a_call_cancelled_before_it_starts_changes_nothing(stack: Stack) -> None:
+    stack.put("a.txt", b"a\n")
+    await stack.read("a.txt")
+    cancel = anyio.Event()
+    cancel.set()
+    result = await stack.toolfs.execute(
+        "apply_patch",
+        {"input": patch("*** Update File: a.txt", "-a", "+b")},
+        session=stack.session,
+        cancel=cancel,
+    )
+    assert result.text == "Error: resolve aborted"
+    assert stack.get("a.txt") == b"a\n"

@@ -199,3 +199,37 @@ def test_context_lines_stay_as_the_file_has_them() -> None:
     text = "keep  \nold\n\u201cq\u201d\r\n"
     result = apply_chunks(text, [chunk(["keep", "old", '"q"'], ["keep", "new", '"q"'])], "f")
     assert result == "keep  \nnew\n\u201cq\u201d\r\n"
+
+
+# -- what Codex gives, the same here ----------------------------------------------------------
+
+
+def test_interleaved_chunks_and_an_end_of_file_append() -> None:
+    chunks = [
+        chunk(["a", "b"], ["a", "B"]),
+        chunk(["d", "e"], ["d", "E"]),
+        chunk(["f"], ["f", "g"], eof=True),
+    ]
+    assert apply_chunks("a\nb\nc\nd\ne\nf\n", chunks, "f") == "a\nB\nc\nd\nE\nf\ng\n"
+
+
+def test_a_pure_addition_then_a_removal_before_it() -> None:
+    chunks = [
+        chunk([], ["after-context", "second-line"]),
+        chunk(["line1", "line2", "line3"], ["line1", "line2-replacement"]),
+    ]
+    result = apply_chunks("line1\nline2\nline3\n", chunks, "f")
+    assert result == "line1\nline2-replacement\nafter-context\nsecond-line\n"
+
+
+def test_an_ascii_patch_replaces_a_line_with_typographic_dashes() -> None:
+    text = "import asyncio  # local import \u2013 avoids top\u2011level dep\n"
+    old = ["import asyncio  # local import - avoids top-level dep"]
+    assert apply_chunks(text, [chunk(old, ["import asyncio  # HELLO"])], "f") == (
+        "import asyncio  # HELLO\n"
+    )
+
+
+def test_a_carriage_return_inside_a_crlf_line_survives_an_append() -> None:
+    result = apply_chunks("foo\r\r\nbar\r\n", [chunk([], ["BAZ"], eof=True)], "f")
+    assert result == "foo\r\r\nbar\r\nBAZ\r\n"

@@ -16,6 +16,7 @@ from openai.types.responses import (
     ResponseApplyPatchToolCallOutput,
     ToolParam,
 )
+from openai.types.responses.response_apply_patch_tool_call import OperationCreateFile
 from openai.types.responses.response_input_item_param import ApplyPatchCallOutput
 from pydantic import TypeAdapter
 
@@ -176,3 +177,17 @@ async def test_a_delete_file_call_deletes_a_read_file(stack: Stack) -> None:
     output = await execute_apply_patch_call(stack.toolfs, item, session=stack.session)
     assert output["output"] == "Success. Updated the following files:\nD gone.txt"
     assert stack.get("gone.txt") is None
+
+
+@pytest.mark.anyio
+async def test_an_sdk_operation_object_is_taken_as_it_is(stack: Stack) -> None:
+    operation = OperationCreateFile(type="create_file", path="sdk.txt", diff="+from the sdk")
+    result = await apply_file_operation(stack.toolfs, operation, session=stack.session)
+    assert result.text == "Success. Updated the following files:\nA sdk.txt"
+    assert stack.get("sdk.txt") == b"from the sdk\n"
+
+
+@pytest.mark.anyio
+async def test_an_item_that_is_not_an_apply_patch_call_is_refused(stack: Stack) -> None:
+    with pytest.raises(ValueError, match="not an apply_patch_call item"):
+        await execute_apply_patch_call(stack.toolfs, {"type": "function_call"})
