@@ -86,13 +86,7 @@ class DshFsBackend(BackendProtocol):
             if result.is_error:
                 return LsResult(error=_message(result))
             page = result.value or {}
-            entries.extend(
-                FileInfo(
-                    path=posixpath.join(page["path"], entry["name"]),
-                    is_dir=entry["type"] == "directory",
-                )
-                for entry in page["entries"]
-            )
+            entries.extend(_entry(page["path"], entry) for entry in page["entries"])
             if not page["entries"] or len(entries) >= page["totalEntries"]:
                 return LsResult(entries=entries)
 
@@ -252,6 +246,14 @@ class DshFsBackend(BackendProtocol):
 
     def delete(self, file_path: str) -> DeleteResult:
         return _blocking(partial(self.adelete, file_path))
+
+
+def _entry(directory: str, entry: dict[str, str]) -> FileInfo:
+    """A listed entry as deepagents writes one: a directory's path ends with ``/``."""
+    path = posixpath.join(directory, entry["name"])
+    if entry["type"] == "directory":
+        return FileInfo(path=f"{path}/", is_dir=True)
+    return FileInfo(path=path, is_dir=False)
 
 
 def _text(content: str) -> FileData:
