@@ -99,7 +99,9 @@ def backend() -> DshFsBackend:
 
 
 @pytest.mark.anyio
-async def test_ls_gives_absolute_paths_a_directory_ending_with_a_slash(backend: DshFsBackend) -> None:
+async def test_ls_gives_absolute_paths_a_directory_ending_with_a_slash(
+    backend: DshFsBackend,
+) -> None:
     listing = await backend.als("/w")
     assert listing.entries == [
         FileInfo(path="/w/src/", is_dir=True),
