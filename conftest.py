@@ -36,9 +36,10 @@ compared output the scratch directory is written ``/path/to/project``, and in a
 configuration's arguments ``/absolute/path/to/project`` stands for it.
 
 ``<!-- skip: next -->`` (or ``skip: start`` … ``skip: end``, with ``if(…)``
-conditions) is Sybil's own skip directive. ``CLIENTS`` is true in the
-``clients`` hatch environment, where the client-framework examples of
-``docs/using/clients.md`` run.
+conditions) is Sybil's own skip directive. ``FRAMEWORK`` names the agent
+framework of the hatch environment the docs run in (``pydantic-ai``,
+``openai-agents``, ``langchain``; ``None`` in the default one): a framework's
+page and its section of ``docs/using/clients.md`` run in its own environment.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ SHOWN_WORKSPACE = "/path/to/project"  # how compared output spells the scratch d
 CONFIG_WORKSPACE = "/absolute/path/to/project"  # the placeholder of client configurations
 SHELL_TIMEOUT = 120
 KNOWN_LANGUAGES = {"python", "bash", "sh", "console", "json", "toml", "text"}
-TOOL_NAMES = ["list", "read", "write", "edit", "glob", "grep"]
+TOOL_NAMES = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
 
 
 # -- the long profile ---------------------------------------------------------------------------
@@ -103,6 +104,21 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return cast(str, request.param)
 
 
+# -- what `dsh-fs tools` offers here -------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def dsh_fs_tools_names() -> list[str]:
+    """The tool names ``dsh-fs tools`` prints in this environment: every installed tool.
+
+    The framework adapters' tests compare the tools their framework offers with it.
+    """
+    printed = subprocess.run(
+        [sys.executable, "-m", "dsh_tool_fs.cli", "tools"], check=True, capture_output=True
+    )
+    return [tool["name"] for tool in json.loads(printed.stdout)["tools"]]
+
+
 # -- the scratch directory of one document --------------------------------------------------------
 
 
@@ -115,17 +131,17 @@ def doc_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     saved_cwd, saved_path, saved_tempdir = os.getcwd(), os.environ.get("PATH"), tempfile.tempdir
     os.chdir(workspace)
     own_bin = os.path.dirname(sys.executable)
-    if os.environ.get("DSH_FS_DOCS_CLIENTS") == "1":
-        # The frameworks env's own dsh-fs has no mcp extra: the server is the one on PATH.
+    if _framework() is not None:
+        # A framework env's own dsh-fs has no mcp extra: the server is the one on PATH.
         others = [p for p in (saved_path or "").split(os.pathsep) if p and p != own_bin]
         os.environ["PATH"] = os.pathsep.join([*others, own_bin])
     else:
         os.environ["PATH"] = os.pathsep.join([own_bin, saved_path or ""])
     tempfile.tempdir = str(base)
-    if shutil.which("dsh-fs") is None:  # the frameworks env has no server of its own
+    if shutil.which("dsh-fs") is None:  # a framework env has no server of its own
         pytest.fail(
             'no dsh-fs on PATH: run PATH="$PATH:$(python3 -m hatch env find default)/bin" '
-            "python3 -m hatch run frameworks:test"
+            f"python3 -m hatch run {_framework()}:test"
         )
     try:
         yield workspace
@@ -144,8 +160,13 @@ def _workspace(example: Example) -> Path:
     return workspace
 
 
+def _framework() -> str | None:
+    """The agent framework of this hatch environment (``DSH_FS_DOCS_FRAMEWORK``), if any."""
+    return os.environ.get("DSH_FS_DOCS_FRAMEWORK") or None
+
+
 def _setup(namespace: dict[str, Any]) -> None:
-    namespace["CLIENTS"] = os.environ.get("DSH_FS_DOCS_CLIENTS") == "1"
+    namespace["FRAMEWORK"] = _framework()
 
 
 # -- bash / sh: scripts ---------------------------------------------------------------------------

@@ -303,7 +303,8 @@ def render_tools() -> str:
             f"- MCP annotations: `{json.dumps(spec.annotations.to_mcp())}`",
             f"- guidance section `{spec.prompt.name}` (order {spec.prompt.order}):",
             "",
-            f"  > {spec.prompt.text}",
+            # a multi-line section (apply_patch's example) stays one quote, line by line
+            *(f"  > {line}" if line else "  >" for line in spec.prompt.text.split("\n")),
             "",
             "Parameters (JSON Schema):",
             "",

@@ -23,16 +23,19 @@ brings it) and the package index for third-party dependencies. In order:
    found only in ``dist/`` and third-party dependencies from the index; it
    must pull exactly the expected set of ours, every one of them the very
    wheel in ``dist/`` (RECORD hashes), import, and declare its entry point;
+   a framework adapter comes with its framework (``dsh-fs-langchain`` with
+   its ``deepagents`` extra), and its import imports the framework;
 5. runs the conformance kit of the installed ``dsh-fs[testing]`` against the
    installed ``dsh-fs-local``, ``dsh-fs-memory`` and ``dsh-fs-sftp`` on
    asyncio and trio: the conformance test modules (and their scratch
    fixtures) are copied to a temporary directory and run there, so nothing is
    imported from the source tree. The SFTP backend's kit runs against a real
    ``sshd`` started by the installed ``dsh_fs_sftp.testing``;
-6. installs ``dsh-tool-fs-search[testing]`` with the three backends and
-   ``dsh-tool-fs[mcp]``: an MCP client of the installed ``dsh-fs mcp`` must
-   see the six tools, and the search contract (copied the same way) must pass
-   on the local and memory backends and over SFTP against a real ``sshd``.
+6. installs ``dsh-tool-fs-search[testing]`` and ``dsh-tool-fs-patch`` with the
+   three backends and ``dsh-tool-fs[mcp]``: an MCP client of the installed
+   ``dsh-fs mcp`` must see the seven tools, and the search contract (copied
+   the same way) must pass on the local and memory backends and over SFTP
+   against a real ``sshd``.
 
 Exit status 0 when every step passes; the first failure stops the check
 with its reason.
@@ -71,9 +74,33 @@ STACK: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {
         {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-search"},
         ("dsh_tool_fs.tools", "grep"),
     ),
+    "dsh-tool-fs-patch": (
+        "dsh_tool_fs_patch",
+        {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-patch"},
+        ("dsh_tool_fs.tools", "apply_patch"),
+    ),
+    # The framework adapters, each installed with its framework (their dependency);
+    # the import is the adapter's module that imports the framework.
+    "dsh-fs-pydantic-ai": (
+        "dsh_fs_pydantic_ai",
+        {"dsh-fs", "dsh-tool-fs", "dsh-fs-pydantic-ai"},
+        None,
+    ),
+    "dsh-fs-openai-agents": (
+        "dsh_fs_openai_agents",
+        {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-patch", "dsh-fs-openai-agents"},
+        None,
+    ),
+    "dsh-fs-langchain": (
+        "dsh_fs_langchain.deepagents",
+        {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-search", "dsh-fs-langchain"},
+        None,
+    ),
 }
+# The extra a distribution is installed with in step 4 (the deepagents backend's).
+EXTRAS = {"dsh-fs-langchain": "[deepagents]"}
 
-SIX_TOOLS = ["list", "read", "write", "edit", "glob", "grep"]
+TOOLS_LISTED = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
 
 # What a fresh environment reports: our distributions (with their RECORD lines),
 # the entry points of the groups we declare, and whether the import works.
@@ -365,7 +392,7 @@ def check_installed_from_dist(where: str, ours: dict[str, dict[str, object]], ve
 def check_each_layer_alone(uv_cmd: list[str], version: str, scratch: Path) -> None:
     for dist, (module, expected, entry) in STACK.items():
         python = new_venv(uv_cmd, scratch / f"venv-{dist}")
-        install(uv_cmd, python, [f"{dist}=={version}"])
+        install(uv_cmd, python, [f"{dist}{EXTRAS.get(dist, '')}=={version}"])
         probe = json.loads(run([python, "-c", PROBE, module, ",".join(STACK)], cwd=scratch))
         got = set(probe["ours"])
         if got != expected:
@@ -467,6 +494,7 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
         python,
         [
             f"dsh-tool-fs-search[testing]=={version}",
+            f"dsh-tool-fs-patch=={version}",
             f"dsh-tool-fs[mcp]=={version}",
             f"dsh-fs-local=={version}",
             f"dsh-fs-memory=={version}",
@@ -482,7 +510,7 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
     workspace.mkdir()
     dsh_fs = python.parent / "dsh-fs"
     listed = json.loads(run([python, "-c", MCP_PROBE, dsh_fs, workspace], cwd=scratch))
-    if listed != SIX_TOOLS:
+    if listed != TOOLS_LISTED:
         raise CheckFailed(f"an MCP client of the installed dsh-fs mcp sees {listed}")
     suite = scratch / "search-contract"
     suite.mkdir()

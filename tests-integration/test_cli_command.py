@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 TIMEOUT = 60
-# dsh-tool-fs-search is installed in the workspace: glob and grep come from entry points.
-TOOL_NAMES = ["list", "read", "write", "edit", "glob", "grep"]
+# dsh-tool-fs-search and -patch are installed in the workspace: their tools are entry points.
+TOOL_NAMES = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
 LIST_SECTION = (
     "Use the list tool — not shell ls — to see what a directory contains. It returns the direct "
     "children of one directory, files and subdirectories alike, and defaults to the session "
@@ -75,10 +75,10 @@ def test_tools_prints_every_installed_raw_definition_and_the_instructions(
     for tool in document["tools"]:
         assert list(tool) == ["name", "description", "parameters", "concurrency_safe"]
         assert tool["parameters"]["additionalProperties"] is False
-    safe = [True, True, False, False, True, True]
+    safe = [True, True, False, False, False, True, True]
     assert [tool["concurrency_safe"] for tool in document["tools"]] == safe
     sections = document["instructions"].split("\n\n")
-    assert len(sections) == 6
+    assert len(sections) == len(TOOL_NAMES)
     assert sections[0] == LIST_SECTION
     assert sections[1].startswith("Use the read tool — not shell commands like cat —")
 
@@ -100,11 +100,11 @@ def test_tools_in_each_wire_format_carries_the_same_schemas(
     assert proc.returncode == 0, proc.stderr
     document = json.loads(out(proc))
     tools = document["tools"]
-    assert [list(tool) for tool in tools] == [keys] * 6
+    assert [list(tool) for tool in tools] == [keys] * len(TOOL_NAMES)
     if fmt == "openai":
         assert all(tool["type"] == "function" for tool in tools)
         flat = [tool["function"] for tool in tools]
-        assert [list(f) for f in flat] == [["name", "description", "parameters"]] * 6
+        assert [list(f) for f in flat] == [["name", "description", "parameters"]] * len(TOOL_NAMES)
     else:
         flat = tools
     schemas = [f[schema_key] for f in flat]
@@ -141,6 +141,15 @@ def test_tools_format_mcp_prints_titles_and_annotations() -> None:
                 "openWorldHint": False,
             },
         ),
+        (
+            "Apply patch",
+            {
+                "readOnlyHint": False,
+                "destructiveHint": True,
+                "idempotentHint": False,
+                "openWorldHint": False,
+            },
+        ),
         ("Find files", {"readOnlyHint": True, "openWorldHint": False}),
         ("Search file contents", {"readOnlyHint": True, "openWorldHint": False}),
     ]
@@ -168,7 +177,8 @@ def test_the_readme_main_job_lists_the_packages() -> None:
     assert out(proc) == (
         f"<path>{root}/packages</path>\n<type>directory</type>\n<content>\n"
         "dsh-fs/\ndsh-fs-local/\ndsh-fs-memory/\ndsh-fs-policy/\ndsh-fs-sftp/\ndsh-tool-fs/\n"
-        "dsh-tool-fs-search/\n\n(7 entries: 7 directories, 0 files)\n</content>\n"
+        "dsh-tool-fs-patch/\ndsh-tool-fs-search/\n\n(8 entries: 8 directories, 0 files)\n"
+        "</content>\n"
     )
 
 

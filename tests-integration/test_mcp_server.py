@@ -28,8 +28,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.memory import create_client_server_memory_streams
 
 TIMEOUT = 60
-# With dsh-tool-fs-search installed (as in the workspace) the server offers six tools.
-TOOL_NAMES = ["list", "read", "write", "edit", "glob", "grep"]
+# With dsh-tool-fs-search and -patch installed (as in the workspace) the server offers seven.
+TOOL_NAMES = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
 
 
 def expected_stack(workspace: Path | None = None) -> ToolFs:
@@ -88,6 +88,7 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
                 "Read file",
                 "Write file",
                 "Edit file",
+                "Apply patch",
                 "Find files",
                 "Search file contents",
             ]
@@ -101,6 +102,12 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
                     open_world_hint=False,
                 ),
                 types.ToolAnnotations(
+                    read_only_hint=False,
+                    destructive_hint=True,
+                    idempotent_hint=False,
+                    open_world_hint=False,
+                ),
+                types.ToolAnnotations(  # apply_patch: as edit
                     read_only_hint=False,
                     destructive_hint=True,
                     idempotent_hint=False,

@@ -26,6 +26,7 @@ makes 5,000. ``print``ed figures: tries, escapes, refusals, successes.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import os
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_fs import FileSystem, FsEditRequest, FsError, FsErrorCode
+from dsh_fs import FileSystem, FsEditRequest, FsError, FsErrorCode, FsTarget
 from dsh_fs_local import LocalFileSystem, _beneath
 from dsh_fs_local._openat2 import ResolutionMode, kernel_has_openat2
 
@@ -51,6 +52,9 @@ RENAME_EXCHANGE = 2
 _RENAMEAT2_SYSCALL = {"x86_64": 316, "aarch64": 276}
 BAIT_NAME = "ONLY-OUTSIDE.txt"
 SECRET = "SECRET"
+VICTIM = "victim.txt"
+MOVED = "mv.txt"
+TREE = "tree"
 AT_FDCWD = -100
 
 
@@ -150,6 +154,13 @@ class RaceTree:
             for name, text in files.items():
                 with open(os.path.join(directory, name), "w") as f:
                     f.write(text)
+            # What delete and move aim at, under the same names inside and outside.
+            for name in (VICTIM, MOVED):
+                with open(os.path.join(directory, name), "w") as f:
+                    f.write(f"{SECRET}\n" if directory == self.bait else "inside\n")
+            os.makedirs(os.path.join(directory, TREE, "sub"))
+            with open(os.path.join(directory, TREE, "sub", "f.txt"), "w") as f:
+                f.write("tree\n")
         os.symlink(self.bait, os.path.join(self.ws, "s"))
 
     def outside_snapshot(self) -> dict[str, object]:
@@ -423,3 +434,93 @@ async def test_glob_and_grep_racing_the_swap_never_show_the_outside(
         # The confined rg really answered (it declines, for the seam path, when the
         # kernel refuses it a swapped-in link mid-walk).
         assert fast.count > tries // 2, f"the native path answered only {fast.count} calls"
+
+
+class Restorer:
+    """Puts back what a successful delete or move took, through a descriptor of the real
+    directory opened before the swapper starts (so never through the swapped names)."""
+
+    def __init__(self, tree: RaceTree) -> None:
+        self.real = os.open(os.path.join(tree.ws, "d"), os.O_RDONLY | os.O_DIRECTORY)
+        self.top = os.open(tree.ws, os.O_RDONLY | os.O_DIRECTORY)
+
+    def close(self) -> None:
+        os.close(self.real)
+        os.close(self.top)
+
+    def file(self, name: str) -> None:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=self.real)
+        os.close(fd)
+
+    def tree(self) -> None:
+        os.makedirs(f"/proc/self/fd/{self.real}/{TREE}/sub", exist_ok=True)
+
+    def back(self, name: str, directory: int, moved_as: str) -> None:
+        os.rename(moved_as, name, src_dir_fd=directory, dst_dir_fd=self.real)
+
+
+def delete_and_move_tools(restore: Restorer, ws: str) -> dict[str, Try]:
+    """The tries take targets made without ``resolve`` (whose early refusal would answer
+    most of them): every try reaches the primitive's own system calls."""
+
+    def swapped(name: str) -> FsTarget:
+        path = os.path.join(ws, "d", name)
+        return FsTarget(path, path)
+
+    async def try_delete(fs: FileSystem, i: int) -> str | None:
+        await fs.delete(swapped(VICTIM))
+        restore.file(VICTIM)
+        return None
+
+    async def try_delete_tree(fs: FileSystem, i: int) -> str | None:
+        await fs.delete(swapped(TREE), recursive=True)
+        restore.tree()
+        return None
+
+    async def try_move_within(fs: FileSystem, i: int) -> str | None:
+        await fs.move(swapped(MOVED), swapped(f"moved-{i}.txt"))
+        restore.back(MOVED, restore.real, f"moved-{i}.txt")
+        return None
+
+    async def try_move_into(fs: FileSystem, i: int) -> str | None:
+        fd = os.open(f"top-{i}.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=restore.top)
+        os.close(fd)
+        try:
+            await fs.move(await fs.resolve(f"top-{i}.txt"), swapped(f"in-{i}.txt"))
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"top-{i}.txt", dir_fd=restore.top)
+        os.unlink(f"in-{i}.txt", dir_fd=restore.real)  # it landed in the real directory
+        return None
+
+    return {
+        "delete": try_delete,
+        "delete tree": try_delete_tree,
+        "move within": try_move_within,
+        "move into": try_move_into,
+    }
+
+
+@pytest.mark.skipif(RENAMEAT2 is None, reason="no renameat2 on this platform")
+@pytest.mark.parametrize(
+    "tries", [500, pytest.param(5000, marks=pytest.mark.long)], ids=["500-tries", "5000-tries"]
+)
+async def test_delete_and_move_racing_the_swap_never_touch_the_outside(
+    race_tree: RaceTree, mode: ResolutionMode, tries: int
+) -> None:
+    fs = LocalFileSystem(race_tree.ws)
+    restore = Restorer(race_tree)
+    try:
+        figures = await run_race(fs, race_tree, tries, delete_and_move_tools(restore, race_tree.ws))
+    finally:
+        restore.close()
+    print(f"\nswap race, delete and move, {mode} mode:")
+    for tool, seen in figures.items():
+        print(seen.line(tool))
+    for tool, seen in figures.items():
+        assert seen.escapes == [], f"{tool} escaped: {seen.escapes[:3]}"
+        assert seen.raw_failures == [], f"{tool} raised: {seen.raw_failures[:3]}"
+        assert seen.tries >= tries
+        assert seen.refusals > 0 and seen.successes > 0, figures
+    # Nothing the moves and deletes did is left in the workspace's top either.
+    assert sorted(os.listdir(race_tree.ws)) == ["d", "s"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import mcp.types as mcp_types
@@ -168,3 +169,13 @@ def test_tools_document_is_json() -> None:
     doc = tools_document(DEFS, build_prompt_sections(), "anthropic")
     assert set(doc) == {"tools", "instructions"}
     assert json.loads(json.dumps(doc)) == doc
+
+
+def test_a_built_in_form_replaces_the_function_tool_only_when_asked() -> None:
+    builtin = {"type": "web_search"}
+    defs = [dataclasses.replace(DEFS[0], builtins={"openai-responses": builtin}), *DEFS[1:]]
+    assert to_openai_responses_tools(defs) == to_openai_responses_tools(DEFS)
+    offered = to_openai_responses_tools(defs, builtins=True)
+    assert offered[0] == builtin and offered[0] is not builtin  # a copy
+    assert offered[1:] == to_openai_responses_tools(DEFS)[1:]
+    assert to_tools(defs, "anthropic", builtins=True) == to_anthropic_tools(DEFS)

@@ -14,6 +14,8 @@ import anyio.lowlevel
 import pytest
 from dsh_fs import (
     EntryPointNotFound,
+    FsError,
+    FsErrorCode,
 )
 from dsh_fs.workspace import Workspace
 from dsh_fs_memory import MemoryFileSystem
@@ -33,6 +35,20 @@ def test_definitions_and_prompt_sections() -> None:
     assert [d.name for d in tool.definitions] == ["list", "read", "write", "edit"]
     assert [s.order for s in tool.prompt_sections] == [99, 100, 101, 102]
     assert tool.instructions == "\n\n".join(s.text for s in tool.prompt_sections)
+
+
+def test_result_of_an_fs_error_carries_the_remedy_the_host_gives() -> None:
+    message = 'cannot delete "/w/a.txt" without reading it first'
+    unread = FsError(message, FsErrorCode.FS_NOT_OBSERVED)
+    result = ToolResult.from_fs_error(unread)
+    assert result.text == (
+        'Error: cannot delete "/w/a.txt" without reading it first — read the file, then retry'
+    )
+    assert result.error == ToolError(
+        message='cannot delete "/w/a.txt" without reading it first — read the file, then retry',
+        name="FsError",
+        code="FS_NOT_OBSERVED",
+    )
 
 
 def test_config_may_be_a_mapping_of_aliases() -> None:

@@ -89,14 +89,16 @@ class Anywhere:
     def open(self, path: str, flags: int) -> int:
         return os.open(path, flags | os.O_CLOEXEC)
 
-    def locate(self, path: str) -> Spot:
-        return self._locate(path, 0)
+    def locate(self, path: str, *, follow_final: bool = True) -> Spot:
+        return self._locate(path, 0, follow_final)
 
-    def _locate(self, path: str, links: int) -> Spot:
+    def _locate(self, path: str, links: int, follow_final: bool = True) -> Spot:
         parent, name = os.path.split(path)
         if not name:
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
         fd, readable = _open_directory(parent)
+        if not follow_final:
+            return Spot(fd, parent, name, readable)
         info = lstat_in(fd, name)
         if info is None or not st.S_ISLNK(info.st_mode):
             return Spot(fd, parent, name, readable)
@@ -116,7 +118,9 @@ class Anywhere:
         os.close(fd)
         return self._locate(target, links)
 
-    def make_directories(self, path: str, created: CreatedDirectories) -> Spot:
+    def make_directories(
+        self, path: str, created: CreatedDirectories, *, follow_final: bool = True
+    ) -> Spot:
         missing: list[str] = []
         directory = os.path.dirname(path)
         while not os.path.isdir(directory):
@@ -136,4 +140,4 @@ class Anywhere:
                 created.add(parent_fd, name)
             finally:
                 os.close(parent_fd)
-        return self.locate(path)
+        return self.locate(path, follow_final=follow_final)

@@ -395,20 +395,22 @@ class Beneath:
         finally:
             arrival.walk.close()
 
-    def locate(self, path: str) -> Spot:
+    def locate(self, path: str, *, follow_final: bool = True) -> Spot:
         root = self._holding(path)
         if path == root.path:
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
         parent, name = os.path.split(path)
         if self._openat2 is not None and len(parent) >= len(root.path):
-            spot = self._locate_directly(root, parent, name)
+            spot = self._locate_directly(root, parent, name, follow_final)
             if spot is not None:
                 return spot
-        return self._spot_of(self._walk(path, follow_final=True))
+        return self._spot_of(self._walk(path, follow_final=follow_final))
 
-    def _locate_directly(self, root: _HeldRoot, parent: str, name: str) -> Spot | None:
+    def _locate_directly(
+        self, root: _HeldRoot, parent: str, name: str, follow_final: bool
+    ) -> Spot | None:
         """The spot through one ``openat2`` of the parent, or ``None`` when the walk must decide
-        (a symlink on the way that ``openat2`` will not follow, or a final symlink)."""
+        (a symlink on the way that ``openat2`` will not follow, or a final symlink to follow)."""
         assert self._openat2 is not None
         rel = self._rel(parent, root)
         readable = True
@@ -422,10 +424,11 @@ class Beneath:
             if exc.errno in DECIDED_BY_THE_WALK:
                 return None
             raise
-        info = lstat_in(fd, name)
-        if info is not None and st.S_ISLNK(info.st_mode):
-            os.close(fd)
-            return None
+        if follow_final:
+            info = lstat_in(fd, name)
+            if info is not None and st.S_ISLNK(info.st_mode):
+                os.close(fd)
+                return None
         return Spot(fd, parent, name, readable)
 
     def _spot_of(self, arrival: _Arrival) -> Spot:
@@ -438,5 +441,7 @@ class Beneath:
         finally:
             walk.close()
 
-    def make_directories(self, path: str, created: CreatedDirectories) -> Spot:
-        return self._spot_of(self._walk(path, follow_final=True, created=created))
+    def make_directories(
+        self, path: str, created: CreatedDirectories, *, follow_final: bool = True
+    ) -> Spot:
+        return self._spot_of(self._walk(path, follow_final=follow_final, created=created))

@@ -12,22 +12,26 @@ import anyio.lowlevel
 from anyio import from_thread, to_thread
 from dsh_fs import (
     EditGuard,
+    EntryGuard,
     EntryType,
     FileSystem,
+    FsDeleteOutcome,
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
     FsError,
     FsErrorCode,
     FsInfo,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
     HeldDirectory,
+    MoveGuard,
     WriteIntent,
 )
 from dsh_fs.locks import TargetLocks
-from dsh_fs.preconditions import check_edit, check_write, parent_not_directory
+from dsh_fs.preconditions import MOVE_TO, check_edit, check_write, parent_not_directory
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import (
     LARGE_FILE_BYTES,
@@ -43,11 +47,13 @@ from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outsi
 from ._anywhere import Anywhere
 from ._beneath import Beneath
 from ._listing import list_directory, list_failure
+from ._move import move
 from ._mutate import mutate
 from ._os_errors import os_error_text, os_failure
 from ._paths import display_path_of, entry_type_of, path_type_of, version_of
 from ._reach import LISTABLE_FLAGS, PATH_FLAGS, Reach, Refused
 from ._reading import FileSource, read_text_file, read_text_files
+from ._remove import remove
 
 T = TypeVar("T")
 
@@ -346,6 +352,52 @@ class LocalFileSystem(FileSystem):
             )
         applied = done.result
         return FsEditOutcome(done.version, applied.before, applied.after, applied.replacements)
+
+    async def delete(
+        self, target: FsTarget, *, recursive: bool = False, expected: EntryGuard | None = None
+    ) -> FsDeleteOutcome:
+        """Remove the entry at ``target.display_path``, its final name not followed (a link
+        is removed as a link); a tree is renamed aside first, then deleted. One worker
+        call, under the target's lock and its directory's ``flock``."""
+        display_path = target.display_path
+        path = self._beneath_root(display_path, "delete")
+        async with self._locks.hold(target.target_key):
+            kind = await to_thread.run_sync(
+                remove,
+                self._reach,
+                path,
+                display_path,
+                recursive,
+                expected,
+                abandon_on_cancel=False,
+            )
+        return FsDeleteOutcome(kind)
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        *,
+        replace: bool = False,
+        expected: MoveGuard | None = None,
+    ) -> FsMoveOutcome:
+        """Move the entry at ``source.display_path`` (a link moves as a link) with one
+        ``renameat2``; both targets' locks and both directories' ``flock`` are taken in
+        one fixed order. One worker call."""
+        paths = (
+            (self._beneath_root(source.display_path, "move"), source.display_path),
+            (self._beneath_root(destination.display_path, MOVE_TO), destination.display_path),
+        )
+        async with self._locks.hold_all([source.target_key, destination.target_key]):
+            moved = await to_thread.run_sync(
+                move,
+                self._reach,
+                *paths,
+                replace,
+                expected or MoveGuard(),
+                abandon_on_cancel=False,
+            )
+        return FsMoveOutcome(moved.type, moved.version, moved.replaced)
 
 
 def _canonical_root(path: str) -> str:

@@ -35,6 +35,9 @@ from ._reach import Spot
 from ._temporaries import companion_name, in_flight
 
 __all__ = [
+    "WRITE_FLAGS",
+    "fsync_directory",
+    "hand_on_metadata",
     "lock_directory",
     "new_file_mode",
     "process_umask",
@@ -82,7 +85,7 @@ _COPIED_XATTRS = ("user.", "system.posix_acl_access")
 """Extended attributes a replaced file hands on: user attributes and its access ACL."""
 _log = logging.getLogger("dsh_fs_local")
 
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _REWRITE_FLAGS = os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 _UNLOCKABLE = {errno.EBADF, errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP}
 
@@ -143,7 +146,7 @@ def _flock_cancellably(fd: int) -> None:
         delay = min(delay * 2, 0.02)
 
 
-def _fsync_directory(spot: Spot) -> None:
+def fsync_directory(spot: Spot) -> None:
     """Best effort: some filesystems refuse ``fsync`` on a directory."""
     if spot.readable:
         with contextlib.suppress(OSError):
@@ -158,7 +161,7 @@ def replace_via_temporary(
 
     Everything happens relative to the spot's directory descriptor. A
     replaced file (``current``, open as ``source``) hands on its owner,
-    group, mode and extended attributes first (:func:`_hand_on_metadata`).
+    group, mode and extended attributes first (:func:`hand_on_metadata`).
     The returned version comes from the temporary's descriptor, kept open
     across the rename and the directory ``fsync``: it is the file this call
     wrote (no second lookup of the name).
@@ -166,12 +169,12 @@ def replace_via_temporary(
     directory = spot.dir_fd
     temp = companion_name(spot.name, "tmp")
     with in_flight(spot, temp):
-        fd = os.open(temp, _WRITE_FLAGS, 0o600, dir_fd=directory)
+        fd = os.open(temp, WRITE_FLAGS, 0o600, dir_fd=directory)
         try:
             try:
                 _write_all(fd, pieces)
                 if current is not None and source is not None:
-                    _hand_on_metadata(source, fd, current, spot.path)
+                    hand_on_metadata(source, fd, current, spot.path)
                 else:
                     os.fchmod(fd, new_file_mode())
                 os.fsync(fd)
@@ -180,13 +183,13 @@ def replace_via_temporary(
                 with contextlib.suppress(OSError):
                     os.unlink(temp, dir_fd=directory)
                 raise
-            _fsync_directory(spot)
+            fsync_directory(spot)
             return version_of(os.fstat(fd))
         finally:
             os.close(fd)
 
 
-def _hand_on_metadata(source: int, fd: int, current: os.stat_result, path: str) -> None:
+def hand_on_metadata(source: int, fd: int, current: os.stat_result, path: str) -> None:
     """Give the new file ``fd`` what the replaced file (``current``, open as ``source``) had.
 
     Owner and group where this process may set them: one ``fchown`` for
@@ -256,7 +259,7 @@ def rewrite_in_place(spot: Spot, data: bytes, previous: bytes, current: os.stat_
     """
     directory = spot.dir_fd
     backup = companion_name(spot.name, "bak")
-    fd = os.open(backup, _WRITE_FLAGS, 0o600, dir_fd=directory)
+    fd = os.open(backup, WRITE_FLAGS, 0o600, dir_fd=directory)
     try:
         try:
             _write_all(fd, (previous,))
@@ -267,7 +270,7 @@ def rewrite_in_place(spot: Spot, data: bytes, previous: bytes, current: os.stat_
         with contextlib.suppress(OSError):
             os.unlink(backup, dir_fd=directory)
         raise
-    _fsync_directory(spot)
+    fsync_directory(spot)
     fd = os.open(spot.name, _REWRITE_FLAGS, dir_fd=directory)
     try:
         opened = os.fstat(fd)
@@ -290,5 +293,5 @@ def rewrite_in_place(spot: Spot, data: bytes, previous: bytes, current: os.stat_
     finally:
         os.close(fd)
     os.unlink(backup, dir_fd=directory)
-    _fsync_directory(spot)
+    fsync_directory(spot)
     return version

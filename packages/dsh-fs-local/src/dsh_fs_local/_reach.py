@@ -87,7 +87,8 @@ class Spot:
     (``O_RDONLY``: it can be listed, locked and ``fsync``ed) when ``readable``,
     else an ``O_PATH`` descriptor that only serves ``*at`` calls (a directory
     this process may search but not read). ``name`` was not a symlink when the
-    spot was made (a final link is followed to its target's directory).
+    spot was made (a final link is followed to its target's directory), unless it
+    was located with ``follow_final=False`` (a removal or a move of the link itself).
     """
 
     dir_fd: int
@@ -155,12 +156,15 @@ class Reach(Protocol):
         """A descriptor of ``path`` (a final symlink is followed unless ``O_NOFOLLOW``)."""
         ...
 
-    def locate(self, path: str) -> Spot:
-        """The :class:`Spot` of ``path``, a final symlink followed; ``FileNotFoundError`` when
-        its directory is missing."""
+    def locate(self, path: str, *, follow_final: bool = True) -> Spot:
+        """The :class:`Spot` of ``path``, a final symlink followed (unless ``follow_final`` is
+        false: a removal or a move works on the link itself); ``FileNotFoundError`` when its
+        directory is missing, ``IsADirectoryError`` when ``path`` is a root itself."""
         ...
 
-    def make_directories(self, path: str, created: CreatedDirectories) -> Spot:
+    def make_directories(
+        self, path: str, created: CreatedDirectories, *, follow_final: bool = True
+    ) -> Spot:
         """:meth:`locate`, creating the missing directories above ``path`` (into ``created``)."""
         ...
 

@@ -1,12 +1,13 @@
 """Temporaries: their names, and the sweep of those a dead process left behind.
 
 A temporary (and a backup) is named ``.<basename>.dsh-<pid>-<8 hex>.tmp``
-(``.bak``). A mutation first removes the ``.tmp`` files of its directory
-whose process is gone (a crash cannot clean up after itself), unless the
-directory is unchanged since this process's last mutation there left it
-without any temporary (:func:`sweep_unless_clean`, a process-wide record);
-stale ``.bak`` files are kept: after a crash they are the only copy of the
-previous content.
+(``.bak``); a directory tree being removed is first renamed aside to
+``.<basename>.dsh-<pid>-<8 hex>.del``. A mutation first removes the ``.tmp``
+files and ``.del`` trees of its directory whose process is gone (a crash
+cannot clean up after itself), unless the directory is unchanged since this
+process's last mutation there left it without any temporary
+(:func:`sweep_unless_clean`, a process-wide record); stale ``.bak`` files
+are kept: after a crash they are the only copy of the previous content.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import threading
 from collections.abc import Iterator
 
 from ._reach import Spot
+from ._tree import remove_tree
 
 __all__ = [
     "companion_name",
@@ -30,7 +32,7 @@ __all__ = [
     "sweep_unless_clean",
 ]
 
-_COMPANION = re.compile(r"\..*\.dsh-([0-9]{1,10})-[0-9a-f]{8}\.tmp", re.DOTALL)
+_COMPANION = re.compile(r"\..*\.dsh-([0-9]{1,10})-[0-9a-f]{8}\.(tmp|del)", re.DOTALL)
 _MAX_STEM_BYTES = 200
 """Basename bytes kept in a companion name (the rest is cut to stay under NAME_MAX)."""
 
@@ -64,13 +66,15 @@ def _process_gone(pid: int) -> bool:
 
 
 def sweep_stale_temporaries(spot: Spot) -> bool:
-    """Remove the ``.tmp`` companions in the spot's directory whose process no longer runs;
-    whether the directory is now known to hold none.
+    """Remove the ``.tmp`` and ``.del`` companions in the spot's directory whose process no
+    longer runs; whether the directory is now known to hold none.
 
     Only what a crashed writer of this backend can have left is removed: a
-    name of the temporary pattern whose process is gone, and a regular file
-    owned by this process's user — never a user's own file that merely
-    looks like one, another user's, a directory or a link. The directory is
+    name of the temporary pattern whose process is gone, owned by this
+    process's user, and a regular file (``.tmp``) or a directory (``.del``,
+    a tree a removal had renamed aside; removed beneath its descriptor,
+    never following a link inside) — never a user's own file that merely
+    looks like one, another user's, or a link. The directory is
     listed and cleaned through its descriptor (never by path). A name
     carrying our own pid is stale only when it is not one of this process's
     in-flight temporaries (an earlier process with the same pid, e.g. pid 1
@@ -99,21 +103,27 @@ def sweep_stale_temporaries(spot: Spot) -> bool:
             if pid not in verdicts:
                 verdicts[pid] = _process_gone(pid)
             stale = verdicts[pid]
-        if stale and _ours(spot, name, me):
+        tree = match[2] == "del"
+        if stale and _ours(spot, name, me, tree):
             with contextlib.suppress(OSError):
-                os.unlink(name, dir_fd=spot.dir_fd)
+                if tree:
+                    remove_tree(spot.dir_fd, name)
+                else:
+                    os.unlink(name, dir_fd=spot.dir_fd)
                 continue
         clean = False  # a temporary stays: the next mutation must look again
     return clean
 
 
-def _ours(spot: Spot, name: str, uid: int) -> bool:
-    """Whether ``name`` in the spot's directory is a regular file owned by ``uid``."""
+def _ours(spot: Spot, name: str, uid: int, tree: bool) -> bool:
+    """Whether ``name`` in the spot's directory is owned by ``uid`` and a regular file (or,
+    for ``tree``, a directory)."""
     try:
         info = os.stat(name, dir_fd=spot.dir_fd, follow_symlinks=False)
     except OSError:
         return False
-    return st.S_ISREG(info.st_mode) and info.st_uid == uid
+    kind = st.S_ISDIR(info.st_mode) if tree else st.S_ISREG(info.st_mode)
+    return kind and info.st_uid == uid
 
 
 _clean: dict[tuple[int, int], int] = {}

@@ -10,7 +10,8 @@ nothing else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["PromptSection", "ToolAnnotations", "ToolDefinition"]
@@ -51,6 +52,10 @@ class ToolDefinition:
     concurrency_safe: bool
     title: str | None = None
     annotations: ToolAnnotations | None = None
+    builtins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per wire format, the provider's built-in tool that may stand for this one
+    (``{"openai-responses": {"type": "apply_patch"}}``): a converter offers it instead
+    of the function form when asked for built-ins."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

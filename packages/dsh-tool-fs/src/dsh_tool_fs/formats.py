@@ -41,15 +41,21 @@ def to_openai_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any
     ]
 
 
-def to_openai_responses_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
+def to_openai_responses_tools(
+    definitions: Iterable[ToolDefinition], *, builtins: bool = False
+) -> list[dict[str, Any]]:
     """OpenAI Responses API function tools.
 
     Each is ``{"type": "function", name, description, parameters, "strict": False}``:
     not strict, because strict mode requires every property to be required
-    and our optional arguments have defaults.
+    and our optional arguments have defaults. With ``builtins``, a tool that
+    has a Responses built-in form (``apply_patch``: ``{"type": "apply_patch"}``)
+    is offered in that form instead.
     """
     return [
-        {
+        copy.deepcopy(dict(d.builtins["openai-responses"]))
+        if builtins and "openai-responses" in d.builtins
+        else {
             "type": "function",
             "name": d.name,
             "description": d.description,
@@ -95,12 +101,17 @@ _CONVERTERS = {
 }
 
 
-def to_tools(definitions: Iterable[ToolDefinition], fmt: Format = "raw") -> list[dict[str, Any]]:
-    """The definitions in format ``fmt`` (one of :data:`FORMATS`)."""
+def to_tools(
+    definitions: Iterable[ToolDefinition], fmt: Format = "raw", *, builtins: bool = False
+) -> list[dict[str, Any]]:
+    """The definitions in format ``fmt`` (one of :data:`FORMATS`); with ``builtins``, a
+    tool with a built-in form in that format is offered in it."""
     converter = _CONVERTERS.get(fmt)
     if converter is None:
         choices = ", ".join(FORMATS)
         raise ValueError(f'unknown tool format "{fmt}" (choose from {choices})')
+    if fmt == "openai-responses":
+        return to_openai_responses_tools(definitions, builtins=builtins)
     return converter(definitions)
 
 
@@ -110,7 +121,12 @@ def instructions(sections: Iterable[PromptSection]) -> str:
 
 
 def tools_document(
-    definitions: Iterable[ToolDefinition], sections: Iterable[PromptSection], fmt: Format = "raw"
+    definitions: Iterable[ToolDefinition],
+    sections: Iterable[PromptSection],
+    fmt: Format = "raw",
+    *,
+    builtins: bool = False,
 ) -> dict[str, Any]:
     """``{"tools": [...], "instructions": "..."}`` — what ``dsh-fs tools`` prints."""
-    return {"tools": to_tools(definitions, fmt), "instructions": instructions(sections)}
+    tools = to_tools(definitions, fmt, builtins=builtins)
+    return {"tools": tools, "instructions": instructions(sections)}

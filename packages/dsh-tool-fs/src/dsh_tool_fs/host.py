@@ -86,6 +86,16 @@ class ToolResult:
             error=ToolError(message=message, name=name, code=str(code)),
         )
 
+    @classmethod
+    def from_fs_error(cls, exc: FsError) -> ToolResult:
+        """The result the host gives for ``exc`` raised inside a tool: its message, plus
+        what the model can do for a stale or unread file (`` — read the file, then retry``).
+
+        For a caller that runs a seam primitive on a model's behalf outside a tool
+        (a framework adapter's ``delete``) and answers with the host's text.
+        """
+        return cls.failure(exc.message + _REMEDIES.get(exc.code, ""), "FsError", exc.code.value)
+
 
 class ToolFs:
     """The tools (``list``, ``read``, ``write``, ``edit`` and installed ones) over one
@@ -299,7 +309,6 @@ or of the policy matches the bare message)."""
 def _failure(exc: Exception, execution: Execution) -> ToolResult:
     """The error result of a tool body's exception (called in its ``except`` block: it logs it)."""
     if isinstance(exc, FsError):
-        message = exc.message + _REMEDIES.get(exc.code, "")
-        return ToolResult.failure(message, "FsError", exc.code.value)
+        return ToolResult.from_fs_error(exc)
     logger.exception("tool %s failed", execution.actor.tool)
     return ToolResult.failure(str(exc) or type(exc).__name__, type(exc).__name__, "TOOL_FAILURE")

@@ -12,8 +12,8 @@ server all read the tools from their specs (:data:`dsh_tool_fs.tools.TOOLS`);
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from .arguments import ArgumentSchema, ToolArguments
@@ -63,6 +63,9 @@ class ToolSpec(Generic[A, O]):
     concurrency_safe: bool
     body: Callable[[Execution, A], Awaitable[O]]
     render: Callable[[A, O], ToolOutput]
+    builtins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per wire format, a provider's built-in tool that may stand for this one
+    (:attr:`ToolDefinition.builtins`)."""
 
     def argument_schema(self, config: ToolFsConfig) -> ArgumentSchema[A]:
         """The JSON Schema and the validation of this tool's arguments under ``config``."""
@@ -77,4 +80,5 @@ class ToolSpec(Generic[A, O]):
             concurrency_safe=self.concurrency_safe,
             title=self.title,
             annotations=self.annotations,
+            builtins=self.builtins,
         )
