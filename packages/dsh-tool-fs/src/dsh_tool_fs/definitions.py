@@ -10,7 +10,8 @@ nothing else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["PromptSection", "ToolAnnotations", "ToolDefinition"]
@@ -42,7 +43,8 @@ class ToolDefinition:
 
     ``title`` and ``annotations`` are the MCP tool metadata; the raw form
     (:meth:`to_dict`) carries only ``name``, ``description``, ``parameters`` and
-    ``concurrency_safe``.
+    ``concurrency_safe``. ``builtins`` holds the tool's built-in form per wire
+    format, if it has one (:attr:`dsh_tool_fs.ToolSpec.builtins`).
     """
 
     name: str
@@ -51,6 +53,7 @@ class ToolDefinition:
     concurrency_safe: bool
     title: str | None = None
     annotations: ToolAnnotations | None = None
+    builtins: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -4,6 +4,12 @@ Each converter takes the definitions (``ToolFs.definitions``) and returns
 plain JSON-ready dicts; the schemas are copied, so callers may mutate them.
 Each output validates against that SDK's own request type (the tests check
 it with the OpenAI, Anthropic and MCP SDKs).
+
+A tool with a built-in form in a format (:attr:`ToolDefinition.builtins`:
+Claude's text editor and memory tools in ``anthropic``) is offered as that
+form when the converter's ``builtins`` is true; the ``anthropic`` converter
+offers built-ins by default, the others do only when asked, and every
+format without one offers the function tool.
 """
 
 from __future__ import annotations
@@ -41,15 +47,19 @@ def to_openai_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any
     ]
 
 
-def to_openai_responses_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
+def to_openai_responses_tools(
+    definitions: Iterable[ToolDefinition], *, builtins: bool = False
+) -> list[dict[str, Any]]:
     """OpenAI Responses API function tools.
 
     Each is ``{"type": "function", name, description, parameters, "strict": False}``:
     not strict, because strict mode requires every property to be required
-    and our optional arguments have defaults.
+    and our optional arguments have defaults. With ``builtins`` a tool with a
+    Responses built-in form is offered as that form instead.
     """
     return [
-        {
+        _builtin(d, "openai-responses", builtins)
+        or {
             "type": "function",
             "name": d.name,
             "description": d.description,
@@ -60,12 +70,31 @@ def to_openai_responses_tools(definitions: Iterable[ToolDefinition]) -> list[dic
     ]
 
 
-def to_anthropic_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
-    """Anthropic tools: ``{name, description, input_schema}``."""
+def to_anthropic_tools(
+    definitions: Iterable[ToolDefinition], *, builtins: bool = True
+) -> list[dict[str, Any]]:
+    """Anthropic tools: ``{name, description, input_schema}``, or a tool's built-in type.
+
+    With ``builtins`` (the default) a tool that is one of Claude's built-in
+    client tools is offered as that type (``{"type": "text_editor_20250728",
+    "name": "str_replace_based_edit_tool", "max_characters": <n>}``): the model
+    knows its schema.
+    """
     return [
-        {"name": d.name, "description": d.description, "input_schema": copy.deepcopy(d.parameters)}
+        _builtin(d, "anthropic", builtins)
+        or {
+            "name": d.name,
+            "description": d.description,
+            "input_schema": copy.deepcopy(d.parameters),
+        }
         for d in definitions
     ]
+
+
+def _builtin(d: ToolDefinition, fmt: str, wanted: bool) -> dict[str, Any] | None:
+    """A copy of ``d``'s built-in form in ``fmt`` when ``wanted`` and it has one, else ``None``."""
+    form = d.builtins.get(fmt) if wanted else None
+    return None if form is None else copy.deepcopy(form)
 
 
 def to_mcp_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:

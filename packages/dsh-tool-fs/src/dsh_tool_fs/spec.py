@@ -12,8 +12,8 @@ server all read the tools from their specs (:data:`dsh_tool_fs.tools.TOOLS`);
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from .arguments import ArgumentSchema, ToolArguments
@@ -52,6 +52,13 @@ class ToolSpec(Generic[A, O]):
     returns the outcome; ``render`` turns arguments and outcome into the
     :class:`ToolOutput`. Both may raise :class:`dsh_fs.FsError`, which the
     host reports as an error result.
+
+    ``builtins`` maps a wire format (:data:`dsh_tool_fs.formats.FORMATS`) to
+    the tool's *built-in form* in that format: a provider's own tool type
+    whose schema lives in the model (Anthropic's ``text_editor_20250728``,
+    OpenAI's ``apply_patch``), built from the config. A converter offers that
+    form instead of a function tool (:mod:`dsh_tool_fs.formats` says which do
+    by default); every other format gets the function tool of ``arguments``.
     """
 
     name: str
@@ -63,6 +70,7 @@ class ToolSpec(Generic[A, O]):
     concurrency_safe: bool
     body: Callable[[Execution, A], Awaitable[O]]
     render: Callable[[A, O], ToolOutput]
+    builtins: Mapping[str, Callable[[ToolFsConfig], dict[str, Any]]] = field(default_factory=dict)
 
     def argument_schema(self, config: ToolFsConfig) -> ArgumentSchema[A]:
         """The JSON Schema and the validation of this tool's arguments under ``config``."""
@@ -77,4 +85,5 @@ class ToolSpec(Generic[A, O]):
             concurrency_safe=self.concurrency_safe,
             title=self.title,
             annotations=self.annotations,
+            builtins={fmt: form(config) for fmt, form in self.builtins.items()},
         )

@@ -135,7 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # ``tools`` runs no tool: it takes no workspace option, and builds the backend contained
     # to the current directory.
-    tools.set_defaults(cwd=None, allow=[], allow_read=[], read_only=False, allow_anywhere=False)
+    tools.set_defaults(
+        cwd=None, allow=[], allow_read=[], read_only=False, allow_anywhere=False, memory_dir=None
+    )
 
     call = commands.add_parser(
         "call",
@@ -205,6 +207,12 @@ def _workspace_options() -> argparse.ArgumentParser:
         "--read-only",
         action="store_true",
         help="refuse every write and edit",
+    )
+    group.add_argument(
+        "--memory-dir",
+        metavar="DIR",
+        help="the directory the memory tool's /memories is (default: memories beneath --cwd); "
+        "it must lie inside the workspace",
     )
     group.add_argument(
         "--allow-anywhere",
