@@ -95,20 +95,22 @@ class Execution:
         if self.cancel is not None and self.cancel.is_set():
             raise FsError(f"{verb} aborted", FsErrorCode.FS_ABORTED)
 
-    async def resolve(self, path: str) -> FsTarget:
+    async def resolve(self, path: str, verb: str | None = None) -> FsTarget:
         """The backend's ``resolve`` of ``path`` against the call's cwd.
 
         A workspace refusal of ``resolve`` speaks with the tool's
         verb: ``cannot resolve "<p>": outside the workspace`` becomes
-        ``cannot read "<p>": …`` for ``read``. It comes before the intent
-        hooks, so the model hears "outside" rather than "read it first".
+        ``cannot read "<p>": …`` for ``read`` (``verb``, when given, instead of
+        the tool's name: a tool of several commands names the command). It
+        comes before the intent hooks, so the model hears "outside" rather
+        than "read it first".
         """
         self.step("resolve")
         try:
             return await self.fs.resolve(path, cwd=self.cwd)
         except FsError as exc:
             if exc.code in _WORKSPACE_REFUSALS and exc.message.startswith(_RESOLVE_PREFIX):
-                message = f"cannot {self.actor.tool} {exc.message[len(_RESOLVE_PREFIX) :]}"
+                message = f"cannot {verb or self.actor.tool} {exc.message[len(_RESOLVE_PREFIX) :]}"
                 raise FsError(message, exc.code) from exc
             raise
 
