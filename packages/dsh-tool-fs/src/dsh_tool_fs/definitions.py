@@ -43,8 +43,7 @@ class ToolDefinition:
 
     ``title`` and ``annotations`` are the MCP tool metadata; the raw form
     (:meth:`to_dict`) carries only ``name``, ``description``, ``parameters`` and
-    ``concurrency_safe``. ``builtins`` holds the tool's built-in form per wire
-    format, if it has one (:attr:`dsh_tool_fs.ToolSpec.builtins`).
+    ``concurrency_safe``.
     """
 
     name: str
@@ -53,7 +52,10 @@ class ToolDefinition:
     concurrency_safe: bool
     title: str | None = None
     annotations: ToolAnnotations | None = None
-    builtins: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    builtins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per wire format, the provider's built-in tool that may stand for this one
+    (``{"openai-responses": {"type": "apply_patch"}}``): a converter offers it instead
+    of the function form when asked for built-ins."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

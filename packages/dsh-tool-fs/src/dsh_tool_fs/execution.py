@@ -10,8 +10,7 @@ intent hooks and emitting ``fs_observed``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -79,9 +78,6 @@ class Execution:
     cancel: anyio.Event | None = None
     verb: str = "resolve"
     """The primitive the call is in or about to start: the verb of ``<verb> aborted``."""
-    options: Mapping[str, Any] = field(default_factory=dict)
-    """The host's tool options (``ToolFs(tool_options=...)``): operator settings of an
-    installed tool that are not limits, such as the memory tool's ``memory_dir``."""
 
     def step(self, verb: str) -> None:
         """Enter primitive ``verb``; when the cancel event is already set, abort instead.
@@ -100,17 +96,18 @@ class Execution:
 
         A workspace refusal of ``resolve`` speaks with the tool's
         verb: ``cannot resolve "<p>": outside the workspace`` becomes
-        ``cannot read "<p>": …`` for ``read`` (``verb``, when given, instead of
-        the tool's name: a tool of several commands names the command). It
-        comes before the intent hooks, so the model hears "outside" rather
-        than "read it first".
+        ``cannot read "<p>": …`` for ``read``. It comes before the intent
+        hooks, so the model hears "outside" rather than "read it first".
+        A tool that does several things names the one this path is for
+        (``verb``; the tool's name by default).
         """
         self.step("resolve")
         try:
             return await self.fs.resolve(path, cwd=self.cwd)
         except FsError as exc:
             if exc.code in _WORKSPACE_REFUSALS and exc.message.startswith(_RESOLVE_PREFIX):
-                message = f"cannot {verb or self.actor.tool} {exc.message[len(_RESOLVE_PREFIX) :]}"
+                rest = exc.message[len(_RESOLVE_PREFIX) :]
+                message = f"cannot {verb or self.actor.tool} {rest}"
                 raise FsError(message, exc.code) from exc
             raise
 

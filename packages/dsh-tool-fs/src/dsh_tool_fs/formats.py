@@ -4,12 +4,6 @@ Each converter takes the definitions (``ToolFs.definitions``) and returns
 plain JSON-ready dicts; the schemas are copied, so callers may mutate them.
 Each output validates against that SDK's own request type (the tests check
 it with the OpenAI, Anthropic and MCP SDKs).
-
-A tool with a built-in form in a format (:attr:`ToolDefinition.builtins`:
-Claude's text editor and memory tools in ``anthropic``) is offered as that
-form when the converter's ``builtins`` is true; the ``anthropic`` converter
-offers built-ins by default, the others do only when asked, and every
-format without one offers the function tool.
 """
 
 from __future__ import annotations
@@ -54,12 +48,14 @@ def to_openai_responses_tools(
 
     Each is ``{"type": "function", name, description, parameters, "strict": False}``:
     not strict, because strict mode requires every property to be required
-    and our optional arguments have defaults. With ``builtins`` a tool with a
-    Responses built-in form is offered as that form instead.
+    and our optional arguments have defaults. With ``builtins``, a tool that
+    has a Responses built-in form (``apply_patch``: ``{"type": "apply_patch"}``)
+    is offered in that form instead.
     """
     return [
-        _builtin(d, "openai-responses", builtins)
-        or {
+        copy.deepcopy(dict(d.builtins["openai-responses"]))
+        if builtins and "openai-responses" in d.builtins
+        else {
             "type": "function",
             "name": d.name,
             "description": d.description,
@@ -70,31 +66,12 @@ def to_openai_responses_tools(
     ]
 
 
-def to_anthropic_tools(
-    definitions: Iterable[ToolDefinition], *, builtins: bool = True
-) -> list[dict[str, Any]]:
-    """Anthropic tools: ``{name, description, input_schema}``, or a tool's built-in type.
-
-    With ``builtins`` (the default) a tool that is one of Claude's built-in
-    client tools is offered as that type (``{"type": "text_editor_20250728",
-    "name": "str_replace_based_edit_tool", "max_characters": <n>}``): the model
-    knows its schema.
-    """
+def to_anthropic_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
+    """Anthropic tools: ``{name, description, input_schema}``."""
     return [
-        _builtin(d, "anthropic", builtins)
-        or {
-            "name": d.name,
-            "description": d.description,
-            "input_schema": copy.deepcopy(d.parameters),
-        }
+        {"name": d.name, "description": d.description, "input_schema": copy.deepcopy(d.parameters)}
         for d in definitions
     ]
-
-
-def _builtin(d: ToolDefinition, fmt: str, wanted: bool) -> dict[str, Any] | None:
-    """A copy of ``d``'s built-in form in ``fmt`` when ``wanted`` and it has one, else ``None``."""
-    form = d.builtins.get(fmt) if wanted else None
-    return None if form is None else copy.deepcopy(form)
 
 
 def to_mcp_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
@@ -124,12 +101,17 @@ _CONVERTERS = {
 }
 
 
-def to_tools(definitions: Iterable[ToolDefinition], fmt: Format = "raw") -> list[dict[str, Any]]:
-    """The definitions in format ``fmt`` (one of :data:`FORMATS`)."""
+def to_tools(
+    definitions: Iterable[ToolDefinition], fmt: Format = "raw", *, builtins: bool = False
+) -> list[dict[str, Any]]:
+    """The definitions in format ``fmt`` (one of :data:`FORMATS`); with ``builtins``, a
+    tool with a built-in form in that format is offered in it."""
     converter = _CONVERTERS.get(fmt)
     if converter is None:
         choices = ", ".join(FORMATS)
         raise ValueError(f'unknown tool format "{fmt}" (choose from {choices})')
+    if fmt == "openai-responses":
+        return to_openai_responses_tools(definitions, builtins=builtins)
     return converter(definitions)
 
 
@@ -139,7 +121,12 @@ def instructions(sections: Iterable[PromptSection]) -> str:
 
 
 def tools_document(
-    definitions: Iterable[ToolDefinition], sections: Iterable[PromptSection], fmt: Format = "raw"
+    definitions: Iterable[ToolDefinition],
+    sections: Iterable[PromptSection],
+    fmt: Format = "raw",
+    *,
+    builtins: bool = False,
 ) -> dict[str, Any]:
     """``{"tools": [...], "instructions": "..."}`` — what ``dsh-fs tools`` prints."""
-    return {"tools": to_tools(definitions, fmt), "instructions": instructions(sections)}
+    tools = to_tools(definitions, fmt, builtins=builtins)
+    return {"tools": tools, "instructions": instructions(sections)}

@@ -52,13 +52,6 @@ class ToolSpec(Generic[A, O]):
     returns the outcome; ``render`` turns arguments and outcome into the
     :class:`ToolOutput`. Both may raise :class:`dsh_fs.FsError`, which the
     host reports as an error result.
-
-    ``builtins`` maps a wire format (:data:`dsh_tool_fs.formats.FORMATS`) to
-    the tool's *built-in form* in that format: a provider's own tool type
-    whose schema lives in the model (Anthropic's ``text_editor_20250728``,
-    OpenAI's ``apply_patch``), built from the config. A converter offers that
-    form instead of a function tool (:mod:`dsh_tool_fs.formats` says which do
-    by default); every other format gets the function tool of ``arguments``.
     """
 
     name: str
@@ -70,7 +63,9 @@ class ToolSpec(Generic[A, O]):
     concurrency_safe: bool
     body: Callable[[Execution, A], Awaitable[O]]
     render: Callable[[A, O], ToolOutput]
-    builtins: Mapping[str, Callable[[ToolFsConfig], dict[str, Any]]] = field(default_factory=dict)
+    builtins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per wire format, a provider's built-in tool that may stand for this one
+    (:attr:`ToolDefinition.builtins`)."""
 
     def argument_schema(self, config: ToolFsConfig) -> ArgumentSchema[A]:
         """The JSON Schema and the validation of this tool's arguments under ``config``."""
@@ -85,5 +80,5 @@ class ToolSpec(Generic[A, O]):
             concurrency_safe=self.concurrency_safe,
             title=self.title,
             annotations=self.annotations,
-            builtins={fmt: form(config) for fmt, form in self.builtins.items()},
+            builtins=self.builtins,
         )

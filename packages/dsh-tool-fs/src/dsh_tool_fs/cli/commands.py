@@ -70,7 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_tools(args: argparse.Namespace, stdout: BinaryIO) -> int:
     toolfs = build_stack(args).toolfs
-    document = tools_document(toolfs.definitions, toolfs.prompt_sections, args.format)
+    document = tools_document(
+        toolfs.definitions, toolfs.prompt_sections, args.format, builtins=args.builtins
+    )
     text = json.dumps(document, ensure_ascii=False, indent=2)
     write(stdout, escape_surrogates(text).encode() + b"\n")
     return EXIT_OK

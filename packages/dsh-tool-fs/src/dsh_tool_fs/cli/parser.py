@@ -133,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="raw",
         help="tool item format (default: raw)",
     )
+    tools.add_argument(
+        "--builtins",
+        action="store_true",
+        help="offer a tool as the API's built-in tool where it has one "
+        "(openai-responses: apply_patch)",
+    )
     # ``tools`` runs no tool: it takes no workspace option, and builds the backend contained
     # to the current directory.
     tools.set_defaults(
