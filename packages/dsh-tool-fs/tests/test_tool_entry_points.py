@@ -40,10 +40,12 @@ def names(tools: object) -> list[str]:
 def test_installed_tools_are_the_built_in_ones_then_every_entry_point_by_name(
     third_party: Path,
 ) -> None:
-    # dsh-tool-fs-search is installed in the workspace: glob and grep are entry points too.
-    assert names(installed_tools()) == [*BUILT_IN, "glob", "grep", "peek"]
+    # dsh-tool-fs-search and dsh-tool-fs-editor are installed in the workspace: their tools
+    # are entry points too.
+    installed = [*BUILT_IN, "glob", "grep", "memory", "peek", "str_replace_based_edit_tool"]
+    assert names(installed_tools()) == installed
     toolfs = ToolFs.from_entry_points(backend="memory", plugins=(), cwd="/w")
-    assert [d.name for d in toolfs.definitions] == [*BUILT_IN, "glob", "grep", "peek"]
+    assert [d.name for d in toolfs.definitions] == installed
 
 
 def test_a_chosen_subset_keeps_the_tools_order(third_party: Path) -> None:
@@ -57,7 +59,8 @@ def test_an_unknown_tool_name_is_refused_naming_the_installed_ones() -> None:
     with pytest.raises(UnknownToolError) as caught:
         ToolFs.from_entry_points(backend="memory", plugins=(), tools=["read", "bash"])
     assert str(caught.value) == (
-        'unknown tool "bash" (installed: list, read, write, edit, glob, grep)'
+        'unknown tool "bash" (installed: list, read, write, edit, glob, grep, memory, '
+        "str_replace_based_edit_tool)"
     )
 
 

@@ -135,9 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tools.add_argument(
         "--builtins",
-        action="store_true",
-        help="offer a tool as the API's built-in tool where it has one "
-        "(openai-responses: apply_patch)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="offer a tool as the API's built-in tool where it has one (default: in "
+        "anthropic only; openai-responses: apply_patch)",
     )
     # ``tools`` runs no tool: it takes no workspace option, and builds the backend contained
     # to the current directory.
