@@ -3,6 +3,8 @@ contained to it, every command's texts as Anthropic documents them, and the poli
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from dsh_fs.testing import Scratch
 from editor_host import Agent, error, ok
@@ -15,7 +17,7 @@ LISTING = (
 )
 
 
-def agent_with(ws: Scratch, memory_dir: str = ".mem", **host: object) -> Agent:
+def agent_with(ws: Scratch, memory_dir: str = ".mem", **host: Any) -> Agent:
     return Agent(ws, tool_options={"memory_dir": f"{ws.root}/{memory_dir}"}, **host)
 
 
