@@ -70,7 +70,10 @@ class MemoryArgs(ToolArguments):
     )
     new_str: str | None = Field(
         default=None,
-        description="str_replace: the replacement (empty or absent deletes old_str).",
+        description=(
+            "str_replace: the replacement (empty or absent deletes old_str). insert: the "
+            "text, when insert_text is not given."
+        ),
     )
     insert_line: Integer | None = Field(
         default=None,
