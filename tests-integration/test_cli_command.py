@@ -168,7 +168,8 @@ def test_the_readme_main_job_lists_the_packages() -> None:
     assert out(proc) == (
         f"<path>{root}/packages</path>\n<type>directory</type>\n<content>\n"
         "dsh-fs/\ndsh-fs-local/\ndsh-fs-memory/\ndsh-fs-policy/\ndsh-fs-sftp/\ndsh-tool-fs/\n"
-        "dsh-tool-fs-search/\n\n(7 entries: 7 directories, 0 files)\n</content>\n"
+        "dsh-tool-fs-editor/\ndsh-tool-fs-search/\n\n(8 entries: 8 directories, 0 files)\n"
+        "</content>\n"
     )
 
 
