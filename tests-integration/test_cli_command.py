@@ -18,7 +18,17 @@ import pytest
 
 TIMEOUT = 60
 # dsh-tool-fs-search is installed in the workspace: glob and grep come from entry points.
-TOOL_NAMES = ["list", "read", "write", "edit", "glob", "grep"]
+# The workspace installs dsh-tool-fs-search and dsh-tool-fs-editor: their tools follow the four.
+TOOL_NAMES = [
+    "list",
+    "read",
+    "write",
+    "edit",
+    "glob",
+    "grep",
+    "memory",
+    "str_replace_based_edit_tool",
+]
 LIST_SECTION = (
     "Use the list tool — not shell ls — to see what a directory contains. It returns the direct "
     "children of one directory, files and subdirectories alike, and defaults to the session "
@@ -75,10 +85,10 @@ def test_tools_prints_every_installed_raw_definition_and_the_instructions(
     for tool in document["tools"]:
         assert list(tool) == ["name", "description", "parameters", "concurrency_safe"]
         assert tool["parameters"]["additionalProperties"] is False
-    safe = [True, True, False, False, True, True]
+    safe = [True, True, False, False, True, True, False, False]
     assert [tool["concurrency_safe"] for tool in document["tools"]] == safe
     sections = document["instructions"].split("\n\n")
-    assert len(sections) == 6
+    assert len(sections) == len(TOOL_NAMES)
     assert sections[0] == LIST_SECTION
     assert sections[1].startswith("Use the read tool — not shell commands like cat —")
 
@@ -96,15 +106,18 @@ def test_tools_in_each_wire_format_carries_the_same_schemas(
     raw_tools: dict[str, Any], fmt: str, keys: list[str], schema_key: str
 ) -> None:
     raw = raw_tools["tools"]
-    proc = dsh_fs("tools", "--format", fmt)
+    # Claude's tools are built-in types in the anthropic format unless --no-builtins
+    # (packages/dsh-tool-fs-editor/tests/test_definitions.py pins the built-in form).
+    builtins = ["--no-builtins"] if fmt == "anthropic" else []
+    proc = dsh_fs("tools", "--format", fmt, *builtins)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(out(proc))
     tools = document["tools"]
-    assert [list(tool) for tool in tools] == [keys] * 6
+    assert [list(tool) for tool in tools] == [keys] * len(TOOL_NAMES)
     if fmt == "openai":
         assert all(tool["type"] == "function" for tool in tools)
         flat = [tool["function"] for tool in tools]
-        assert [list(f) for f in flat] == [["name", "description", "parameters"]] * 6
+        assert [list(f) for f in flat] == [["name", "description", "parameters"]] * len(TOOL_NAMES)
     else:
         flat = tools
     schemas = [f[schema_key] for f in flat]
@@ -143,7 +156,17 @@ def test_tools_format_mcp_prints_titles_and_annotations() -> None:
         ),
         ("Find files", {"readOnlyHint": True, "openWorldHint": False}),
         ("Search file contents", {"readOnlyHint": True, "openWorldHint": False}),
+        ("Memory", EDITS),
+        ("Text editor", EDITS),
     ]
+
+
+EDITS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": False,
+}
 
 
 # -- call -------------------------------------------------------------------------------------
