@@ -311,31 +311,15 @@ async def _in_reference_words(
                 "directories",
                 code,
             )
-    if code == FsErrorCode.FS_EDIT_NOT_FOUND:
-        return FsError(
-            f"No replacement was performed, old_str `{args.old_str}` did not appear verbatim "
-            f"in {p}.",
-            code,
-        )
-    if code == FsErrorCode.FS_AMBIGUOUS_EDIT:
-        lines = await edits.match_lines(ex, target, args.old_str or "")
-        return FsError(
-            f"No replacement was performed. Multiple occurrences of old_str `{args.old_str}` "
-            f"in lines {lines}. Please ensure it is unique",
-            code,
-        )
-    return exc
+    refusal = await edits.match_refusal(ex, target, p, args.old_str or "", exc, "lines {list}")
+    return exc if refusal is None else refusal
 
 
 async def _body(ex: Execution, args: TextEditorArgs) -> ToolOutput:
     try:
         return await run_editor(ex, args)
     except edits.InsertOutOfRange as out:
-        raise FsError(
-            f"Invalid `insert_line` parameter: {args.insert_line}. It should be within the "
-            f"range of lines of the file: {[0, out.lines]}",
-            FsErrorCode.FS_NOT_FOUND,
-        ) from None
+        raise edits.out_of_range(args.insert_line, out) from None
 
 
 def _rendered(args: TextEditorArgs, output: ToolOutput) -> ToolOutput:

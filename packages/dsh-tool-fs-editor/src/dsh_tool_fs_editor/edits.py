@@ -40,6 +40,8 @@ __all__ = [
     "create_file",
     "insert_lines",
     "match_lines",
+    "match_refusal",
+    "out_of_range",
     "replace_once",
 ]
 
@@ -97,6 +99,36 @@ async def match_lines(ex: Execution, target: FsTarget, old: str) -> list[int]:
         lines.append(line)
         at = text.find(old, at + len(old))
     return lines
+
+
+async def match_refusal(
+    ex: Execution, target: FsTarget, p: str, old: str, exc: FsError, lines: str
+) -> FsError | None:
+    """A ``str_replace`` that matched nowhere or more than once, in the reference's words;
+    ``lines`` formats the match lines (``in lines [1, 3]`` / ``in lines: 1, 3``)."""
+    if exc.code == FsErrorCode.FS_EDIT_NOT_FOUND:
+        return FsError(
+            f"No replacement was performed, old_str `{old}` did not appear verbatim in {p}.",
+            exc.code,
+        )
+    if exc.code == FsErrorCode.FS_AMBIGUOUS_EDIT:
+        found = await match_lines(ex, target, old)
+        return FsError(
+            f"No replacement was performed. Multiple occurrences of old_str `{old}` in "
+            f"{lines.format(list=found, joined=', '.join(map(str, found)))}. Please ensure it "
+            "is unique",
+            exc.code,
+        )
+    return None
+
+
+def out_of_range(insert_line: int | None, out: InsertOutOfRange) -> FsError:
+    """``Invalid `insert_line` parameter: …`` (both tools say it alike)."""
+    return FsError(
+        f"Invalid `insert_line` parameter: {insert_line}. It should be within the range of "
+        f"lines of the file: [0, {out.lines}]",
+        FsErrorCode.FS_NOT_FOUND,
+    )
 
 
 def count_lines(text: str) -> int:

@@ -158,11 +158,7 @@ async def run_memory(ex: Execution, args: MemoryArgs) -> ToolOutput:
             )
         return await delete(ex, target, p, is_root)
     except edits.InsertOutOfRange as out:
-        raise FsError(
-            f"Invalid `insert_line` parameter: {args.insert_line}. It should be within the "
-            f"range of lines of the file: [0, {out.lines}]",
-            FsErrorCode.FS_NOT_FOUND,
-        ) from None
+        raise edits.out_of_range(args.insert_line, out) from None
     except FsError as exc:
         raise await _in_documented_words(ex, target, p, args, exc) from exc
 
@@ -295,20 +291,8 @@ async def _in_documented_words(
         FsErrorCode.FS_NOT_REGULAR_FILE,
     ):
         return FsError(f"File {p} already exists", FsErrorCode.FS_ALREADY_EXISTS)
-    if code == FsErrorCode.FS_EDIT_NOT_FOUND:
-        return FsError(
-            f"No replacement was performed, old_str `{args.old_str}` did not appear verbatim "
-            f"in {p}.",
-            code,
-        )
-    if code == FsErrorCode.FS_AMBIGUOUS_EDIT:
-        lines = await edits.match_lines(ex, target, args.old_str or "")
-        return FsError(
-            f"No replacement was performed. Multiple occurrences of old_str `{args.old_str}` "
-            f"in lines: {', '.join(map(str, lines))}. Please ensure it is unique",
-            code,
-        )
-    return exc
+    refusal = await edits.match_refusal(ex, target, p, args.old_str or "", exc, "lines: {joined}")
+    return exc if refusal is None else refusal
 
 
 def _rendered(args: MemoryArgs, output: ToolOutput) -> ToolOutput:
