@@ -3,6 +3,7 @@ the policy's cases, containment, and bytes kept exactly."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
 from dsh_fs.testing import Scratch
 from editor_host import Agent, error, ok
@@ -170,6 +171,22 @@ async def test_str_replace_after_a_view_edits_and_shows_a_snippet(ws: Scratch) -
         "     8\tl8\n     9\tl9\n    10\tl10\n" + REVIEW
     )
     assert ws.get("a.py") == b"".join(b"l%d\n" % i for i in range(1, 11)).replace(b"l6", b"six")
+
+
+async def test_a_view_of_any_range_counts_as_reading_the_file(ws: Scratch) -> None:
+    ws.put("a.txt", b"1\n2\n3\n")
+    agent = Agent(ws)
+    ok(await agent.editor(command="view", path="a.txt", view_range=[1, 1]))
+    ok(await agent.editor(command="str_replace", path="a.txt", old_str="3", new_str="three"))
+    assert ws.get("a.txt") == b"1\n2\nthree\n"
+
+
+async def test_a_directory_view_is_not_a_read_of_its_files(ws: Scratch) -> None:
+    ws.put("a.txt", b"x\n")
+    agent = Agent(ws)
+    ok(await agent.editor(command="view", path="."))
+    result = await agent.editor(command="str_replace", path="a.txt", old_str="x", new_str="y")
+    assert result.error is not None and result.error.code == "FS_NOT_OBSERVED"
 
 
 async def test_str_replace_of_an_unread_file_is_refused_with_the_remedy(ws: Scratch) -> None:
@@ -374,3 +391,23 @@ async def test_a_link_out_of_the_workspace_is_refused(ws: Scratch) -> None:
     ws.symlink("out", "/etc")
     result = await Agent(ws).editor(command="view", path="out/hostname")
     assert result.error is not None and result.error.code == "FS_OUTSIDE_WORKSPACE"
+
+
+# -- cancellation ---------------------------------------------------------------------------
+
+
+async def test_a_call_cancelled_before_it_starts_changes_nothing(ws: Scratch) -> None:
+    ws.put("a.txt", b"a\n")
+    agent = Agent(ws)
+    ok(await agent.editor(command="view", path="a.txt"))
+    cancel = anyio.Event()
+    cancel.set()
+    result = await agent.toolfs.execute(
+        "str_replace_based_edit_tool",
+        {"command": "insert", "path": "a.txt", "insert_line": 0, "insert_text": "x"},
+        session=agent.session,
+        cancel=cancel,
+    )
+    assert error(result) == "resolve aborted"
+    assert result.error is not None and result.error.code == "FS_ABORTED"
+    assert ws.get("a.txt") == b"a\n"
