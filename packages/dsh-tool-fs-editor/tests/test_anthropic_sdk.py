@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from anthropic.lib.tools import BetaAsyncAbstractMemoryTool, ToolError
+from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
 from dsh_fs.testing import Scratch
+from dsh_fs_local import LocalFileSystem
 from dsh_fs_policy import FsPolicy
 from dsh_tool_fs import Session
-from dsh_tool_fs_editor.anthropic_sdk import DshMemoryTool
+from dsh_tool_fs_editor.anthropic_sdk import DshMemoryTool, DshMemoryToolSync
 
 pytestmark = pytest.mark.anyio
 
@@ -52,3 +55,16 @@ async def test_a_host_without_the_memory_tool_is_refused(ws: Scratch) -> None:
 
     with pytest.raises(ValueError, match='does not offer the "memory" tool'):
         DshMemoryTool(ToolFs(ws.fs))
+
+
+def test_the_synchronous_tool_runs_each_command_to_completion(tmp_path: Path) -> None:
+    memory = DshMemoryToolSync.over(
+        LocalFileSystem(cwd=tmp_path), str(tmp_path / ".mem"), session=Session(cwd=str(tmp_path))
+    )
+    assert isinstance(memory, BetaAbstractMemoryTool)
+    assert memory.call({"command": "create", "path": "/memories/a.md", "file_text": "x\n"}) == (
+        "File created successfully at: /memories/a.md"
+    )
+    assert (tmp_path / ".mem" / "a.md").read_text() == "x\n"
+    with pytest.raises(ToolError):
+        memory.call({"command": "delete", "path": "/memories"})

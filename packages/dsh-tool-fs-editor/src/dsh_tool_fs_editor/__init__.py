@@ -14,7 +14,7 @@ Python::
 The ``anthropic`` wire format offers them as Anthropic's built-in tool types;
 every other format as function tools. They run through the
 :class:`dsh_fs.FileSystem` seam: contained to the workspace, atomic, and under
-the policy read-before-edit. ``dsh_tool_fs_editor.anthropic`` (extra
+the policy read-before-edit. ``dsh_tool_fs_editor.anthropic_sdk`` (extra
 ``anthropic``) offers the ``anthropic`` SDK's abstract memory tool backed by
 any dsh-fs backend.
 """

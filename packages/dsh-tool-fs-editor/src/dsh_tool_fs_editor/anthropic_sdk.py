@@ -1,7 +1,8 @@
 """``DshMemoryTool``: the ``anthropic`` SDK's abstract memory tool, backed by dsh-fs.
 
-The SDK ships ``BetaAsyncAbstractMemoryTool`` for a client to implement (its
-own local implementation writes through path strings). This one answers
+The SDK ships ``BetaAsyncAbstractMemoryTool`` (and ``BetaAbstractMemoryTool`` for
+its synchronous client) for a client to implement; its own local implementation
+writes through path strings. ``DshMemoryTool`` (and ``DshMemoryToolSync``) answers
 every command through a :class:`dsh_tool_fs.ToolFs` offering the ``memory``
 tool, so any backend — local, memory, SFTP — holds the memories, contained,
 atomically written and, with a policy plugin, viewed before changed. The SDK's
@@ -17,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from anthropic.lib.tools import BetaAsyncAbstractMemoryTool, ToolError
+import anyio
+from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
 from anthropic.types.beta import (
     BetaCacheControlEphemeralParam,
     BetaMemoryTool20250818CreateCommand,
@@ -32,7 +34,7 @@ from dsh_tool_fs import Session, ToolFs
 
 from .memory_tool import MEMORY
 
-__all__ = ["DshMemoryTool"]
+__all__ = ["DshMemoryTool", "DshMemoryToolSync"]
 
 _Command = (
     BetaMemoryTool20250818ViewCommand
@@ -103,3 +105,53 @@ class DshMemoryTool(BetaAsyncAbstractMemoryTool):
 
     async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         return await self._run(command)
+
+
+class DshMemoryToolSync(BetaAbstractMemoryTool):
+    """:class:`DshMemoryTool` for the SDK's synchronous client and tool runner: each command
+    runs the asynchronous tool to completion (``anyio.run``), so call it from synchronous
+    code, never from inside an event loop."""
+
+    def __init__(
+        self,
+        toolfs: ToolFs,
+        *,
+        session: Session | None = None,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self.tool = DshMemoryTool(toolfs, session=session)
+
+    @classmethod
+    def over(
+        cls,
+        fs: FileSystem,
+        memory_dir: str,
+        *,
+        plugins: Iterable[object] = (),
+        session: Session | None = None,
+    ) -> DshMemoryToolSync:
+        """As :meth:`DshMemoryTool.over`."""
+        tool = DshMemoryTool.over(fs, memory_dir, plugins=plugins, session=session)
+        return cls(tool.toolfs, session=tool.session)
+
+    def _run(self, command: _Command) -> str:
+        return anyio.run(self.tool._run, command)
+
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return self._run(command)
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return self._run(command)
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return self._run(command)
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return self._run(command)
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return self._run(command)
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return self._run(command)
