@@ -240,6 +240,18 @@ async def test_str_replace_of_several_matches_names_their_lines(ws: Scratch) -> 
     assert ws.get("a.py") == b"x = 1\ny = 2\nx = 3\n"
 
 
+async def test_each_match_is_listed_by_its_line_so_two_on_a_line_count_twice(
+    ws: Scratch,
+) -> None:
+    ws.put("a.py", b"a = a\nb\n")
+    agent = Agent(ws)
+    ok(await agent.editor(command="view", path="a.py"))
+    assert error(await agent.editor(command="str_replace", path="a.py", old_str="a")) == (
+        "No replacement was performed. Multiple occurrences of old_str `a` in lines [1, 1]. "
+        "Please ensure it is unique"
+    )
+
+
 async def test_str_replace_without_new_str_deletes_old_str(ws: Scratch) -> None:
     ws.put("a.py", b"keep drop\n")
     agent = Agent(ws)
