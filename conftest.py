@@ -72,7 +72,17 @@ SHOWN_WORKSPACE = "/path/to/project"  # how compared output spells the scratch d
 CONFIG_WORKSPACE = "/absolute/path/to/project"  # the placeholder of client configurations
 SHELL_TIMEOUT = 120
 KNOWN_LANGUAGES = {"python", "bash", "sh", "console", "json", "toml", "text"}
-TOOL_NAMES = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
+TOOL_NAMES = [
+    "list",
+    "read",
+    "write",
+    "edit",
+    "apply_patch",
+    "glob",
+    "grep",
+    "memory",
+    "str_replace_based_edit_tool",
+]
 
 
 # -- the long profile ---------------------------------------------------------------------------

@@ -204,6 +204,107 @@ STALE_CASES = [
     ),
 ]
 
+EDITOR = "str_replace_based_edit_tool"
+
+CLAUDE_ERROR_CASES = [
+    Case("text editor: view of a missing path", EDITOR, {"command": "view", "path": "no.txt"}),
+    Case(
+        "text editor: create over an existing file",
+        EDITOR,
+        {"command": "create", "path": "a.txt", "file_text": "x"},
+    ),
+    Case(
+        "text editor: a command without its parameter",
+        EDITOR,
+        {"command": "create", "path": "b.txt"},
+    ),
+    Case(
+        "text editor: str_replace before a view",
+        EDITOR,
+        {"command": "str_replace", "path": "twice.txt", "old_str": "x", "new_str": "y"},
+    ),
+    Case("(a view, not shown)", EDITOR, {"command": "view", "path": "twice.txt"}),
+    Case(
+        "text editor: old_str not found",
+        EDITOR,
+        {"command": "str_replace", "path": "twice.txt", "old_str": "zzz", "new_str": "y"},
+    ),
+    Case(
+        "text editor: old_str found more than once",
+        EDITOR,
+        {"command": "str_replace", "path": "twice.txt", "old_str": "x", "new_str": "y"},
+    ),
+    Case(
+        "text editor: insert_line past the end",
+        EDITOR,
+        {"command": "insert", "path": "twice.txt", "insert_line": 9, "insert_text": "y"},
+    ),
+    Case("memory: a path outside /memories", "memory", {"command": "view", "path": "/etc"}),
+    Case(
+        "memory: .. out of /memories",
+        "memory",
+        {"command": "view", "path": "/memories/../a.txt"},
+    ),
+    Case(
+        "memory: a memory that does not exist",
+        "memory",
+        {"command": "view", "path": "/memories/none.md"},
+    ),
+    Case("memory: /memories itself", "memory", {"command": "delete", "path": "/memories"}),
+]
+
+CLAUDE_RESULT_CASES = [
+    Case("text editor: view of a file", EDITOR, {"command": "view", "path": "a.txt"}),
+    Case(
+        "text editor: view_range",
+        EDITOR,
+        {"command": "view", "path": "long.txt", "view_range": [10, 12]},
+    ),
+    Case("text editor: view of a directory", EDITOR, {"command": "view", "path": "."}),
+    Case(
+        "text editor: str_replace (after the view)",
+        EDITOR,
+        {"command": "str_replace", "path": "a.txt", "old_str": "beta", "new_str": "gamma"},
+    ),
+    Case(
+        "text editor: insert",
+        EDITOR,
+        {"command": "insert", "path": "a.txt", "insert_line": 0, "insert_text": "first"},
+    ),
+    Case(
+        "text editor: create",
+        EDITOR,
+        {"command": "create", "path": "new.py", "file_text": "x = 1\n"},
+    ),
+    Case(
+        "memory: create",
+        "memory",
+        {"command": "create", "path": "/memories/user.md", "file_text": "Prefers tabs.\n"},
+    ),
+    Case("memory: view of /memories", "memory", {"command": "view", "path": "/memories"}),
+    Case(
+        "memory: str_replace",
+        "memory",
+        {
+            "command": "str_replace",
+            "path": "/memories/user.md",
+            "old_str": "tabs",
+            "new_str": "spaces",
+        },
+    ),
+    Case(
+        "memory: insert",
+        "memory",
+        {"command": "insert", "path": "/memories/user.md", "insert_line": 1, "insert_text": "Vim."},
+    ),
+    Case(
+        "memory: rename",
+        "memory",
+        {"command": "rename", "old_path": "/memories/user.md", "new_path": "/memories/me.md"},
+    ),
+    Case("memory: delete", "memory", {"command": "delete", "path": "/memories/me.md"}),
+]
+
 RESULT_CASES = [
     Case("list: one page", "list", {"path": "src"}),
     Case("list: an empty directory", "list", {"path": "void"}, before=lambda fs: fs.mkdir("void")),
@@ -259,7 +360,8 @@ def _call(case: Case) -> str:
 
 
 def _cell(text: str) -> str:
-    return "`" + text.replace("|", "\\|") + "`"
+    text = text.replace("|", "\\|")
+    return f"`` {text} ``" if "`" in text else f"`{text}`"  # Claude's texts quote with `
 
 
 def _error_table(cases: Sequence[Case], results: Sequence[ToolResult]) -> list[str]:
@@ -361,6 +463,15 @@ async def _messages() -> str:
     lines += _error_table(STALE_CASES, await _run(host, fs, STALE_CASES))
     lines += [
         "",
+        "## Claude's text editor and memory tools",
+        "",
+        "One session, in order, with the memory directory `/w/memories` (the default).",
+        "",
+    ]
+    host, fs = _host()
+    lines += _error_table(CLAUDE_ERROR_CASES, await _run(host, fs, CLAUDE_ERROR_CASES))
+    lines += [
+        "",
         "## Backend messages",
         "",
         "What every backend answers, by verb (`read`, `list`, `write`, `edit`, `stat`, "
@@ -391,6 +502,15 @@ async def _results() -> str:
     ]
     host, fs = _host(SMALL_CONFIG)
     lines += _transcripts(RESULT_CASES, await _run(host, fs, RESULT_CASES))
+    lines += [
+        "## Claude's text editor and memory tools",
+        "",
+        "One session, in order, under the default limits, with the memory directory "
+        "`/w/memories` (the default).",
+        "",
+    ]
+    host, fs = _host()
+    lines += _transcripts(CLAUDE_RESULT_CASES, await _run(host, fs, CLAUDE_RESULT_CASES))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -35,7 +35,11 @@ brings it) and the package index for third-party dependencies. In order:
    three backends and ``dsh-tool-fs[mcp]``: an MCP client of the installed
    ``dsh-fs mcp`` must see the seven tools, and the search contract (copied
    the same way) must pass on the local and memory backends and over SFTP
-   against a real ``sshd``.
+   against a real ``sshd``;
+7. installs ``dsh-tool-fs-editor`` with ``dsh-tool-fs[mcp]`` and the local
+   backend: an MCP client of the installed ``dsh-fs mcp`` must see the four
+   tools and Claude's two, and ``dsh-fs call memory`` must write in the
+   ``--memory-dir``.
 
 Exit status 0 when every step passes; the first failure stops the check
 with its reason.
@@ -74,6 +78,11 @@ STACK: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {
         {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-search"},
         ("dsh_tool_fs.tools", "grep"),
     ),
+    "dsh-tool-fs-editor": (
+        "dsh_tool_fs_editor",
+        {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-editor"},
+        ("dsh_tool_fs.tools", "memory"),
+    ),
     "dsh-tool-fs-patch": (
         "dsh_tool_fs_patch",
         {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-patch"},
@@ -101,6 +110,7 @@ STACK: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {
 EXTRAS = {"dsh-fs-langchain": "[deepagents]"}
 
 TOOLS_LISTED = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
+EDITOR_TOOLS = ["list", "read", "write", "edit", "memory", "str_replace_based_edit_tool"]
 
 # What a fresh environment reports: our distributions (with their RECORD lines),
 # the entry points of the groups we declare, and whether the import works.
@@ -539,6 +549,39 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
     return f"dsh-fs mcp lists {', '.join(listed)}; search contract: {summary}"
 
 
+# -- 7. Claude's tools in an installed stack -----------------------------------------------
+
+
+def check_editor_on_installed_stack(uv_cmd: list[str], version: str, scratch: Path) -> str:
+    python = new_venv(uv_cmd, scratch / "venv-editor")
+    install(
+        uv_cmd,
+        python,
+        [
+            f"dsh-tool-fs-editor=={version}",
+            f"dsh-tool-fs[mcp]=={version}",
+            f"dsh-fs-local=={version}",
+            f"dsh-fs-policy=={version}",
+        ],
+    )
+    probe_argv: list[str | Path] = [python, "-c", PROBE, "dsh_tool_fs_editor", ",".join(STACK)]
+    probe = json.loads(run(probe_argv, cwd=scratch))
+    check_installed_from_dist("editor environment", probe["ours"], version)
+    workspace = scratch / "editor-workspace"
+    workspace.mkdir()
+    dsh_fs = python.parent / "dsh-fs"
+    listed = json.loads(run([python, "-c", MCP_PROBE, dsh_fs, workspace], cwd=scratch))
+    if listed != EDITOR_TOOLS:
+        raise CheckFailed(f"an MCP client of the installed dsh-fs mcp sees {listed}")
+    create = json.dumps({"command": "create", "path": "/memories/a.md", "file_text": "x\n"})
+    said = run([dsh_fs, "call", "memory", create, "--memory-dir", "notes"], cwd=workspace)
+    if said.strip() != "File created successfully at: /memories/a.md" or not (
+        (workspace / "notes" / "a.md").is_file()
+    ):
+        raise CheckFailed(f"dsh-fs call memory --memory-dir notes said {said!r}")
+    return f"dsh-fs mcp lists {', '.join(listed)}; dsh-fs call memory wrote notes/a.md"
+
+
 # -- main ----------------------------------------------------------------------------------
 
 
@@ -572,6 +615,8 @@ def main() -> int:
             log(f"   {check_kit_on_installed_backends(uv_cmd, version, scratch)}")
             step("the search tools on an installed stack: dsh-fs mcp and the search contract")
             log(f"   {check_search_on_installed_stack(uv_cmd, version, scratch)}")
+            step("Claude's tools on an installed stack: dsh-fs mcp and a memory call")
+            log(f"   {check_editor_on_installed_stack(uv_cmd, version, scratch)}")
     except CheckFailed as failure:
         log(f"release check FAILED: {failure}")
         return 1

@@ -17,8 +17,18 @@ from typing import Any
 import pytest
 
 TIMEOUT = 60
-# dsh-tool-fs-search and -patch are installed in the workspace: their tools are entry points.
-TOOL_NAMES = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
+# The workspace installs dsh-tool-fs-search, -patch and -editor: their tools follow the four.
+TOOL_NAMES = [
+    "list",
+    "read",
+    "write",
+    "edit",
+    "apply_patch",
+    "glob",
+    "grep",
+    "memory",
+    "str_replace_based_edit_tool",
+]
 LIST_SECTION = (
     "Use the list tool — not shell ls — to see what a directory contains. It returns the direct "
     "children of one directory, files and subdirectories alike, and defaults to the session "
@@ -75,7 +85,7 @@ def test_tools_prints_every_installed_raw_definition_and_the_instructions(
     for tool in document["tools"]:
         assert list(tool) == ["name", "description", "parameters", "concurrency_safe"]
         assert tool["parameters"]["additionalProperties"] is False
-    safe = [True, True, False, False, False, True, True]
+    safe = [True, True, False, False, False, True, True, False, False]
     assert [tool["concurrency_safe"] for tool in document["tools"]] == safe
     sections = document["instructions"].split("\n\n")
     assert len(sections) == len(TOOL_NAMES)
@@ -96,7 +106,10 @@ def test_tools_in_each_wire_format_carries_the_same_schemas(
     raw_tools: dict[str, Any], fmt: str, keys: list[str], schema_key: str
 ) -> None:
     raw = raw_tools["tools"]
-    proc = dsh_fs("tools", "--format", fmt)
+    # Claude's tools are built-in types in the anthropic format unless --no-builtins
+    # (packages/dsh-tool-fs-editor/tests/test_definitions.py pins the built-in form).
+    builtins = ["--no-builtins"] if fmt == "anthropic" else []
+    proc = dsh_fs("tools", "--format", fmt, *builtins)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(out(proc))
     tools = document["tools"]
@@ -152,7 +165,17 @@ def test_tools_format_mcp_prints_titles_and_annotations() -> None:
         ),
         ("Find files", {"readOnlyHint": True, "openWorldHint": False}),
         ("Search file contents", {"readOnlyHint": True, "openWorldHint": False}),
+        ("Memory", EDITS),
+        ("Text editor", EDITS),
     ]
+
+
+EDITS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": False,
+}
 
 
 # -- call -------------------------------------------------------------------------------------
@@ -176,8 +199,9 @@ def test_the_readme_main_job_lists_the_packages() -> None:
     assert proc.returncode == 0, proc.stderr
     assert out(proc) == (
         f"<path>{root}/packages</path>\n<type>directory</type>\n<content>\n"
-        "dsh-fs/\ndsh-fs-local/\ndsh-fs-memory/\ndsh-fs-policy/\ndsh-fs-sftp/\ndsh-tool-fs/\n"
-        "dsh-tool-fs-patch/\ndsh-tool-fs-search/\n\n(8 entries: 8 directories, 0 files)\n"
+        "dsh-fs/\ndsh-fs-langchain/\ndsh-fs-local/\ndsh-fs-memory/\ndsh-fs-openai-agents/\n"
+        "dsh-fs-policy/\ndsh-fs-pydantic-ai/\ndsh-fs-sftp/\ndsh-tool-fs/\ndsh-tool-fs-editor/\n"
+        "dsh-tool-fs-patch/\ndsh-tool-fs-search/\n\n(12 entries: 12 directories, 0 files)\n"
         "</content>\n"
     )
 

@@ -35,6 +35,11 @@ STACK: dict[str, tuple[str, set[str], set[tuple[str, str]]]] = {
         {"dsh-fs", "dsh-tool-fs"},
         {("dsh_tool_fs.tools", "glob"), ("dsh_tool_fs.tools", "grep")},
     ),
+    "dsh-tool-fs-editor": (
+        "dsh_tool_fs_editor",
+        {"dsh-fs", "dsh-tool-fs"},
+        {("dsh_tool_fs.tools", "str_replace_based_edit_tool"), ("dsh_tool_fs.tools", "memory")},
+    ),
 }
 
 

@@ -28,8 +28,19 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.memory import create_client_server_memory_streams
 
 TIMEOUT = 60
-# With dsh-tool-fs-search and -patch installed (as in the workspace) the server offers seven.
-TOOL_NAMES = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
+# With dsh-tool-fs-search, -patch and -editor installed (as in the workspace) the server
+# offers their tools after the four.
+TOOL_NAMES = [
+    "list",
+    "read",
+    "write",
+    "edit",
+    "apply_patch",
+    "glob",
+    "grep",
+    "memory",
+    "str_replace_based_edit_tool",
+]
 
 
 def expected_stack(workspace: Path | None = None) -> ToolFs:
@@ -91,6 +102,8 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
                 "Apply patch",
                 "Find files",
                 "Search file contents",
+                "Memory",
+                "Text editor",
             ]
             assert [tool.annotations for tool in listed.tools] == [
                 types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
@@ -115,6 +128,15 @@ async def test_mcp_server_over_stdio_lists_reads_edits_and_refuses_an_unread_edi
                 ),
                 types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
                 types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+                *[
+                    types.ToolAnnotations(
+                        read_only_hint=False,
+                        destructive_hint=True,
+                        idempotent_hint=False,
+                        open_world_hint=False,
+                    )
+                ]
+                * 2,
             ]
 
             found = await client.call_tool("glob", {"pattern": "*.txt"})

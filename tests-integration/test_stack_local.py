@@ -20,9 +20,12 @@ def edit_args(path: str, old: str, new: str, **extra: object) -> dict[str, objec
 async def test_the_stack_is_assembled_from_entry_points(stack: ToolFs) -> None:
     assert type(stack.fs).__name__ == "LocalFileSystem"
     assert [type(p) for p in stack.plugins] == [FsPolicy]
-    # dsh-tool-fs-search and -patch are installed in the workspace: their tools are entry points.
-    names = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
-    assert [d.name for d in stack.definitions] == names
+    # dsh-tool-fs-search, -patch and -editor are installed in the workspace: their tools
+    # come from entry points.
+    assert [d.name for d in stack.definitions] == [
+        *("list", "read", "write", "edit", "apply_patch", "glob", "grep"),
+        *("memory", "str_replace_based_edit_tool"),
+    ]
 
 
 async def test_all_four_tools_end_to_end(stack: ToolFs, workspace: Path) -> None:

@@ -59,6 +59,7 @@ DISTRIBUTIONS = (
     "dsh-fs-sftp",
     "dsh-tool-fs",
     "dsh-tool-fs-search",
+    "dsh-tool-fs-editor",
 )
 
 
@@ -121,6 +122,8 @@ def test_version_names_every_layer_backend_and_plugin_with_its_distribution(
         f"  plugin policy: dsh-fs-policy {ours['dsh-fs-policy']}",
         f"  tool glob: dsh-tool-fs-search {ours['dsh-tool-fs-search']}",
         f"  tool grep: dsh-tool-fs-search {ours['dsh-tool-fs-search']}",
+        f"  tool memory: dsh-tool-fs-editor {ours['dsh-tool-fs-editor']}",
+        f"  tool str_replace_based_edit_tool: dsh-tool-fs-editor {ours['dsh-tool-fs-editor']}",
         f"  with {libraries} on Python {platform.python_version()}",
     ]
     assert run.stderr == ""

@@ -277,7 +277,7 @@ def test_config_items_accept_snake_and_camel_case_keys() -> None:
             "colour=3",
             '--config: unknown config key "colour" (keys: list_max_entries, read_limit, '
             "read_max_line_length, read_max_bytes, read_stream_min_size, glob_max_results, "
-            "grep_max_matches, search_time_limit)",
+            "grep_max_matches, search_time_limit, editor_max_characters)",
         ),
         ("read_limit", '--config expects KEY=VALUE, got "read_limit"'),
     ],

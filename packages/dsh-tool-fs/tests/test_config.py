@@ -19,6 +19,7 @@ ALIASES = {
     "glob_max_results": "globMaxResults",
     "grep_max_matches": "grepMaxMatches",
     "search_time_limit": "searchTimeLimit",
+    "editor_max_characters": "editorMaxCharacters",
 }
 
 
@@ -50,6 +51,7 @@ def test_dump_by_alias_gives_the_camel_case_keys() -> None:
         "globMaxResults": 100,
         "grepMaxMatches": 100,
         "searchTimeLimit": 30,
+        "editorMaxCharacters": 16000,
     }
 
 

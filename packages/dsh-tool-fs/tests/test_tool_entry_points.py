@@ -40,8 +40,10 @@ def names(tools: object) -> list[str]:
 def test_installed_tools_are_the_built_in_ones_then_every_entry_point_by_name(
     third_party: Path,
 ) -> None:
-    # dsh-tool-fs-search and -patch are installed in the workspace: their tools are entry points.
-    installed = [*BUILT_IN, "apply_patch", "glob", "grep", "peek"]
+    # dsh-tool-fs-search, -patch and -editor are installed in the workspace: their tools
+    # are entry points too.
+    installed = [*BUILT_IN, "apply_patch", "glob", "grep", "memory", "peek"]
+    installed.append("str_replace_based_edit_tool")
     assert names(installed_tools()) == installed
     toolfs = ToolFs.from_entry_points(backend="memory", plugins=(), cwd="/w")
     assert [d.name for d in toolfs.definitions] == installed
@@ -58,7 +60,8 @@ def test_an_unknown_tool_name_is_refused_naming_the_installed_ones() -> None:
     with pytest.raises(UnknownToolError) as caught:
         ToolFs.from_entry_points(backend="memory", plugins=(), tools=["read", "bash"])
     assert str(caught.value) == (
-        'unknown tool "bash" (installed: list, read, write, edit, apply_patch, glob, grep)'
+        'unknown tool "bash" (installed: list, read, write, edit, apply_patch, glob, grep, '
+        "memory, str_replace_based_edit_tool)"
     )
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, TypeVar
+from types import UnionType
+from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -278,12 +279,31 @@ def _message(model: type[ToolArguments], error: ErrorDetails) -> str:
         return f"{name} must be greater than or equal to {bound}"
     if kind == "less_than_equal":
         return f"{name} must be less than or equal to {error.get('ctx', {})['le']}"
-    return f"{name} must be {_KINDS[field.annotation]}"  # type: ignore[index]
+    if kind == "literal_error":  # a Literal's choices, shown in the schema as an enum
+        choices = [arg for arg in get_args(field.annotation) if arg is not None]
+        return f"{name} must be one of: {', '.join(map(str, choices))}"
+    return f"{name} must be {_kind(field.annotation)}"
+
+
+def _kind(annotation: Any) -> str:
+    """What a value of ``annotation`` is, as the messages say it (``a string`` …).
+
+    An optional argument without a default value (``str | None = None``)
+    is its type; a list is ``an array of <its items>s``.
+    """
+    if get_origin(annotation) is Annotated:
+        return _kind(get_args(annotation)[0])
+    args = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if get_origin(annotation) in (Union, UnionType) and len(args) == 1:
+        return _kind(args[0])
+    if get_origin(annotation) is list and len(args) == 1:
+        return "an array of " + _kind(args[0]).split(" ", 1)[1] + "s"
+    return _KINDS[annotation]
 
 
 # -- the JSON Schema -----------------------------------------------------------------------
 
-_ORDER = ("type", "description", "minimum", "maximum", "default")
+_ORDER = ("type", "description", "enum", "items", "minimum", "maximum", "default")
 """The keys a property's schema may have, in the order shown (``definitions.py``)."""
 
 
@@ -294,7 +314,9 @@ class ToolSchema(GenerateJsonSchema):
     ``additionalProperties``; each property has only the keys of
     :data:`_ORDER`, in that order: no titles, and constraints that JSON
     Schema cannot state as the model reads them (``minLength``) left to the
-    descriptions.
+    descriptions. An optional argument without a default value (``str |
+    None = None``) shows as its type alone: ``null`` is accepted as "absent"
+    (:class:`ToolArguments`), not offered.
     """
 
     def field_title_should_be_set(self, schema: Any) -> bool:
@@ -304,13 +326,20 @@ class ToolSchema(GenerateJsonSchema):
         generated = super().generate(schema, mode)
         return {
             "type": "object",
-            "properties": {
-                name: {key: prop[key] for key in _ORDER if key in prop}
-                for name, prop in generated["properties"].items()
-            },
+            "properties": {name: _property(prop) for name, prop in generated["properties"].items()},
             "required": generated.get("required", []),
             "additionalProperties": False,
         }
 
     def sort(self, value: JsonSchemaValue, parent_key: str | None = None) -> JsonSchemaValue:
         return value  # the order is the declaration's and _ORDER's, not the alphabet's
+
+
+def _property(prop: dict[str, Any]) -> dict[str, Any]:
+    """One property's schema in the keys of :data:`_ORDER`; ``X | None`` shown as ``X``."""
+    options = [option for option in prop.get("anyOf", ()) if option != {"type": "null"}]
+    if len(options) == 1:
+        prop = {**options[0], **{k: v for k, v in prop.items() if k != "anyOf"}}
+        if prop.get("default", 0) is None:
+            del prop["default"]
+    return {key: prop[key] for key in _ORDER if key in prop}

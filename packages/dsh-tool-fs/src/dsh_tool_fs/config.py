@@ -1,4 +1,4 @@
-"""``ToolFsConfig``: the listing, reading and search limits of the tools, a pydantic model."""
+"""``ToolFsConfig``: the listing, reading, search and view limits of the tools, a pydantic model."""
 
 from __future__ import annotations
 
@@ -60,6 +60,9 @@ class ToolFsConfig(BaseModel, frozen=True):
     """Most matches on one ``grep`` page."""
     search_time_limit: PositiveInteger = 30
     """Seconds a ``glob`` or ``grep`` walk may run before it reports what it found."""
+    editor_max_characters: PositiveInteger = 16000
+    """Most characters of file text one text editor or memory ``view`` shows (Anthropic's
+    ``max_characters``); a longer view is cut with a note on how to see the rest."""
 
     def __init__(self, **values: Any) -> None:
         try:

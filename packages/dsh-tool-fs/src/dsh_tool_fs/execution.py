@@ -10,7 +10,8 @@ intent hooks and emitting ``fs_observed``.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -78,6 +79,9 @@ class Execution:
     cancel: anyio.Event | None = None
     verb: str = "resolve"
     """The primitive the call is in or about to start: the verb of ``<verb> aborted``."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The host's tool options (``ToolFs(tool_options=...)``): operator settings of an
+    installed tool that are not limits, such as the memory tool's ``memory_dir``."""
 
     def step(self, verb: str) -> None:
         """Enter primitive ``verb``; when the cancel event is already set, abort instead.

@@ -4,6 +4,11 @@ Each converter takes the definitions (``ToolFs.definitions``) and returns
 plain JSON-ready dicts; the schemas are copied, so callers may mutate them.
 Each output validates against that SDK's own request type (the tests check
 it with the OpenAI, Anthropic and MCP SDKs).
+
+A tool with a built-in form in a format (:attr:`ToolDefinition.builtins`) is
+offered in that form when built-ins are asked for: by default in the
+``anthropic`` format (Claude's text editor and memory tools are built-in
+types there), only when asked in ``openai-responses`` (``apply_patch``).
 """
 
 from __future__ import annotations
@@ -66,10 +71,25 @@ def to_openai_responses_tools(
     ]
 
 
-def to_anthropic_tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
-    """Anthropic tools: ``{name, description, input_schema}``."""
+def to_anthropic_tools(
+    definitions: Iterable[ToolDefinition], *, builtins: bool = True
+) -> list[dict[str, Any]]:
+    """Anthropic tools: ``{name, description, input_schema}``.
+
+    With ``builtins`` (the default) a tool that is one of Claude's built-in
+    client tools is offered as that type instead (``{"type":
+    "text_editor_20250728", "name": "str_replace_based_edit_tool",
+    "max_characters": <n>}``, ``{"type": "memory_20250818", "name": "memory"}``):
+    the model knows its schema.
+    """
     return [
-        {"name": d.name, "description": d.description, "input_schema": copy.deepcopy(d.parameters)}
+        copy.deepcopy(dict(d.builtins["anthropic"]))
+        if builtins and "anthropic" in d.builtins
+        else {
+            "name": d.name,
+            "description": d.description,
+            "input_schema": copy.deepcopy(d.parameters),
+        }
         for d in definitions
     ]
 
@@ -102,16 +122,19 @@ _CONVERTERS = {
 
 
 def to_tools(
-    definitions: Iterable[ToolDefinition], fmt: Format = "raw", *, builtins: bool = False
+    definitions: Iterable[ToolDefinition], fmt: Format = "raw", *, builtins: bool | None = None
 ) -> list[dict[str, Any]]:
     """The definitions in format ``fmt`` (one of :data:`FORMATS`); with ``builtins``, a
-    tool with a built-in form in that format is offered in it."""
+    tool with a built-in form in that format is offered in it (``None``: the format's
+    default — ``anthropic`` offers built-ins, ``openai-responses`` does not)."""
     converter = _CONVERTERS.get(fmt)
     if converter is None:
         choices = ", ".join(FORMATS)
         raise ValueError(f'unknown tool format "{fmt}" (choose from {choices})')
     if fmt == "openai-responses":
-        return to_openai_responses_tools(definitions, builtins=builtins)
+        return to_openai_responses_tools(definitions, builtins=bool(builtins))
+    if fmt == "anthropic":
+        return to_anthropic_tools(definitions, builtins=builtins is not False)
     return converter(definitions)
 
 
@@ -125,7 +148,7 @@ def tools_document(
     sections: Iterable[PromptSection],
     fmt: Format = "raw",
     *,
-    builtins: bool = False,
+    builtins: bool | None = None,
 ) -> dict[str, Any]:
     """``{"tools": [...], "instructions": "..."}`` — what ``dsh-fs tools`` prints."""
     tools = to_tools(definitions, fmt, builtins=builtins)

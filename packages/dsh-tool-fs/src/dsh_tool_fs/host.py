@@ -107,7 +107,9 @@ class ToolFs:
     ``tools`` are the :class:`~dsh_tool_fs.ToolSpec` of the tools it offers;
     the default is the four built-in ones of :data:`dsh_tool_fs.tools.TOOLS`
     (:meth:`from_entry_points`, and :func:`dsh_tool_fs.tools.installed_tools`,
-    add the installed tool distributions).
+    add the installed tool distributions). ``tool_options`` are settings of
+    installed tools that are not limits of the config (the memory tool's
+    ``memory_dir``), each tool reading its own keys.
     """
 
     def __init__(
@@ -117,8 +119,12 @@ class ToolFs:
         config: ToolFsConfig | Mapping[str, Any] | None = None,
         *,
         tools: Iterable[ToolSpec[Any, Any]] = TOOLS,
+        tool_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.fs = fs
+        self.tool_options: Mapping[str, Any] = dict(tool_options or {})
+        """Operator settings of installed tools, each tool reading its own keys (the memory
+        tool's ``memory_dir``); every call's :class:`Execution` carries them."""
         if config is None:
             config = ToolFsConfig()
         elif not isinstance(config, ToolFsConfig):
@@ -147,6 +153,7 @@ class ToolFs:
         read_only: bool = False,
         tools: Iterable[str] | None = None,
         backend_options: Mapping[str, Any] | None = None,
+        tool_options: Mapping[str, Any] | None = None,
     ) -> ToolFs:
         """Assemble the stack from installed distributions, by entry-point name.
 
@@ -161,7 +168,7 @@ class ToolFs:
         to offer (default: every installed tool, :func:`~dsh_tool_fs.tools.installed_tools`);
         an unknown name raises :class:`~dsh_tool_fs.tools.UnknownToolError`.
         ``backend_options`` are further keywords of the backend's factory
-        (``dsh_fs.load_backend``).
+        (``dsh_fs.load_backend``); ``tool_options`` go to the host as they are.
         """
         specs = installed_tools(tools)
         fs = load_backend(
@@ -172,7 +179,7 @@ class ToolFs:
             read_only=read_only,
             options=backend_options,
         )
-        tool = cls(fs, config=config, tools=specs)
+        tool = cls(fs, config=config, tools=specs, tool_options=tool_options)
         for name in plugins:
             tool.register(load_plugin(name), name=name)
         return tool
@@ -270,6 +277,7 @@ class ToolFs:
             actor=ToolCall(session, name),
             cwd=getattr(session, "cwd", None),
             cancel=cancel,
+            options=self.tool_options,
         )
         if cancel is None:
             return await _run(spec, parsed, execution)

@@ -63,9 +63,12 @@ class ToolSpec(Generic[A, O]):
     concurrency_safe: bool
     body: Callable[[Execution, A], Awaitable[O]]
     render: Callable[[A, O], ToolOutput]
-    builtins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    builtins: Mapping[str, Mapping[str, Any] | Callable[[ToolFsConfig], Mapping[str, Any]]] = field(
+        default_factory=dict
+    )
     """Per wire format, a provider's built-in tool that may stand for this one
-    (:attr:`ToolDefinition.builtins`)."""
+    (:attr:`ToolDefinition.builtins`), or a function of the config that builds it
+    (Anthropic's text editor carries ``max_characters``)."""
 
     def argument_schema(self, config: ToolFsConfig) -> ArgumentSchema[A]:
         """The JSON Schema and the validation of this tool's arguments under ``config``."""
@@ -80,5 +83,7 @@ class ToolSpec(Generic[A, O]):
             concurrency_safe=self.concurrency_safe,
             title=self.title,
             annotations=self.annotations,
-            builtins=self.builtins,
+            builtins={
+                fmt: form(config) if callable(form) else form for fmt, form in self.builtins.items()
+            },
         )

@@ -135,13 +135,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tools.add_argument(
         "--builtins",
-        action="store_true",
-        help="offer a tool as the API's built-in tool where it has one "
-        "(openai-responses: apply_patch)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="offer a tool as the API's built-in tool where it has one (default: in "
+        "anthropic only; openai-responses: apply_patch)",
     )
     # ``tools`` runs no tool: it takes no workspace option, and builds the backend contained
     # to the current directory.
-    tools.set_defaults(cwd=None, allow=[], allow_read=[], read_only=False, allow_anywhere=False)
+    tools.set_defaults(
+        cwd=None, allow=[], allow_read=[], read_only=False, allow_anywhere=False, memory_dir=None
+    )
 
     call = commands.add_parser(
         "call",
@@ -211,6 +214,12 @@ def _workspace_options() -> argparse.ArgumentParser:
         "--read-only",
         action="store_true",
         help="refuse every write and edit",
+    )
+    group.add_argument(
+        "--memory-dir",
+        metavar="DIR",
+        help="the directory the memory tool's /memories is (default: memories beneath --cwd); "
+        "it must lie inside the workspace",
     )
     group.add_argument(
         "--allow-anywhere",

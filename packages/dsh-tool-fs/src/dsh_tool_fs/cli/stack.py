@@ -95,6 +95,7 @@ def build_stack(args: argparse.Namespace) -> Stack:
             read_only=options.read_only,
             tools=tools,
             backend_options=backend_options(args),
+            tool_options=tool_options(args),
         )
     except (EntryPointNotFound, WorkspaceOptionsUnsupported) as exc:
         raise UsageError(str(exc)) from exc
@@ -167,6 +168,15 @@ def workspace_options(args: argparse.Namespace) -> WorkspaceOptions:
         read_only=args.read_only,
         cwd=cwd,
     )
+
+
+def tool_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Settings of installed tools: ``--memory-dir`` (``memory_dir``, made absolute with the
+    local backend; another backend's directory is in its own namespace)."""
+    if args.memory_dir is None:
+        return {}
+    here = os.path.abspath if args.backend == HOST_BACKEND else str
+    return {"memory_dir": here(args.memory_dir)}
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
