@@ -60,6 +60,7 @@ DISTRIBUTIONS = (
     "dsh-tool-fs",
     "dsh-tool-fs-search",
     "dsh-tool-fs-editor",
+    "dsh-tool-fs-patch",
 )
 
 
@@ -120,6 +121,7 @@ def test_version_names_every_layer_backend_and_plugin_with_its_distribution(
         f"  backend sftp: dsh-fs-sftp {ours['dsh-fs-sftp']}",
         "  plugin audit: dsh-fs-bucket 1.4.2",
         f"  plugin policy: dsh-fs-policy {ours['dsh-fs-policy']}",
+        f"  tool apply_patch: dsh-tool-fs-patch {ours['dsh-tool-fs-patch']}",
         f"  tool glob: dsh-tool-fs-search {ours['dsh-tool-fs-search']}",
         f"  tool grep: dsh-tool-fs-search {ours['dsh-tool-fs-search']}",
         f"  tool memory: dsh-tool-fs-editor {ours['dsh-tool-fs-editor']}",
