@@ -19,9 +19,13 @@ import anyio
 import pytest
 from dsh_fs import (
     AtVersion,
+    DeleteChange,
+    FsBatchError,
+    FsDeleteOutcome,
     FsError,
     FsErrorCode,
     FsTarget,
+    FsWriteOutcome,
     MoveGuard,
     NotAFile,
     WriteChange,
@@ -694,8 +698,6 @@ async def test_a_cancelled_copy_across_filesystems_leaves_both_paths_as_before(
 
 
 async def test_apply_changes_writes_and_deletes_together(fs: LocalFileSystem, ws: str) -> None:
-    from dsh_fs import DeleteChange
-
     _put(f"{ws}/old.txt", "old")
     outcomes = await fs.apply_changes(
         [
@@ -703,5 +705,116 @@ async def test_apply_changes_writes_and_deletes_together(fs: LocalFileSystem, ws
             DeleteChange(await fs.resolve("old.txt")),
         ]
     )
-    assert [type(o).__name__ for o in outcomes] == ["FsWriteOutcome", "FsDeleteOutcome"]
-    assert _names(ws) == ["new"]
+    written = outcomes[0]
+    assert isinstance(written, FsWriteOutcome)
+    assert (written.operation, written.before, written.after) == ("create", None, "a")
+    assert outcomes[1] == FsDeleteOutcome("file")
+    assert (_names(ws), _get(f"{ws}/new/a.txt")) == (["new"], "a")
+
+
+async def test_apply_changes_with_one_stale_guard_publishes_nothing(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/old.txt", "old")
+    err = await _error(
+        fs.apply_changes(
+            [
+                WriteChange(await fs.resolve("new/a.txt"), "a"),
+                DeleteChange(await fs.resolve("old.txt"), AtVersion("0:0:0:0:0")),
+            ]
+        )
+    )
+    assert not isinstance(err, FsBatchError)
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_STALE_VERSION,
+        f'cannot delete "{ws}/old.txt": file changed since it was read',
+    )
+    assert _names(ws) == ["old.txt"]  # the new parent directory was removed again
+
+
+async def test_apply_changes_checks_a_directory_is_empty_before_publishing_anything(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/d/f.txt", "x")
+    _put(f"{ws}/a.txt", "a")
+    err = await _error(
+        fs.apply_changes(
+            [
+                DeleteChange(await fs.resolve("a.txt")),
+                DeleteChange(await fs.resolve("d")),
+            ]
+        )
+    )
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_NOT_EMPTY,
+        f'cannot delete "{ws}/d": directory not empty',
+    )
+    assert _names(ws) == ["a.txt", "d"]
+
+
+async def test_apply_changes_failing_midway_says_how_many_were_applied(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/old.txt", "old")
+    err = await _error(
+        fs.apply_changes(
+            [
+                DeleteChange(await fs.resolve("old.txt")),
+                WriteChange(await fs.resolve("b.txt"), "lone surrogate \udc80"),
+            ]
+        )
+    )
+    assert isinstance(err, FsBatchError)
+    assert (err.code, err.message, err.applied) == (
+        FsErrorCode.FS_NOT_TEXT,
+        f'cannot write "{ws}/b.txt": invalid UTF-8 text',
+        1,
+    )
+    assert _names(ws) == []
+
+
+async def test_apply_changes_refuses_two_changes_of_one_target(fs: LocalFileSystem) -> None:
+    target = await fs.resolve("a.txt")
+    with pytest.raises(ValueError, match="two changes of one target"):
+        await fs.apply_changes([WriteChange(target, "a"), DeleteChange(target)])
+
+
+async def test_apply_changes_refuses_a_target_outside_before_publishing_anything(
+    fs: LocalFileSystem, ws: str, base: str
+) -> None:
+    os.symlink(f"{base}/outside", f"{ws}/out")
+    err = await _error(
+        fs.apply_changes(
+            [
+                WriteChange(await fs.resolve("a.txt"), "a"),
+                DeleteChange(_target(fs, "out/secret.txt")),
+            ]
+        )
+    )
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_OUTSIDE_WORKSPACE,
+        f'cannot delete "{ws}/out/secret.txt": outside the workspace',
+    )
+    assert _names(ws) == ["out"]
+    assert _get(f"{base}/outside/secret.txt") == "SECRET"
+
+
+async def test_apply_changes_holds_every_directory_lock_before_checking(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/d/old.txt", "old")
+    holder = os.open(f"{ws}/d", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with anyio.move_on_after(0.2) as scope:
+            await fs.apply_changes(
+                [
+                    WriteChange(await fs.resolve("a.txt"), "a"),
+                    DeleteChange(await fs.resolve("d/old.txt")),
+                ]
+            )
+        assert scope.cancelled_caught
+    finally:
+        os.close(holder)
+    assert _names(ws) == ["d"]
+    assert _names(f"{ws}/d") == ["old.txt"]
