@@ -12,7 +12,6 @@ import fcntl
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -30,19 +29,16 @@ from dsh_fs import (
     NotAFile,
     WriteChange,
 )
-from dsh_fs_local import LocalFileSystem, _beneath
-from dsh_fs_local._openat2 import ResolutionMode, kernel_has_openat2
+from dsh_fs_local import LocalFileSystem
+from dsh_fs_local._openat2 import ResolutionMode
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(params=["openat2", "walk"], autouse=True)
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> ResolutionMode:
-    chosen: ResolutionMode = request.param
-    if chosen == "openat2" and not kernel_has_openat2():
-        pytest.skip("this kernel has no openat2")
-    monkeypatch.setattr(_beneath, "default_mode", lambda: chosen)
-    return chosen
+@pytest.fixture(autouse=True)
+def both_modes(mode: ResolutionMode) -> ResolutionMode:
+    """Every test here runs in each resolution mode (the ``mode`` fixture of conftest)."""
+    return mode
 
 
 @pytest.fixture
@@ -609,24 +605,9 @@ async def test_a_move_waits_for_the_destination_directory_lock(
 # -- across filesystems ----------------------------------------------------------------------
 
 
-def _other_filesystem(disk: str) -> Iterator[str]:
-    """A scratch directory on another filesystem than ``disk`` (``/dev/shm``, a tmpfs)."""
-    import shutil
-    import tempfile
-
-    shm = "/dev/shm"
-    if not os.path.isdir(shm) or os.stat(shm).st_dev == os.stat(disk).st_dev:
-        pytest.skip("no second filesystem here: /dev/shm is missing or on the test disk")
-    path = os.path.realpath(tempfile.mkdtemp(prefix="dsh-fs-local-", dir=shm))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 @pytest.fixture
-def elsewhere(ws: str) -> Iterator[str]:
-    yield from _other_filesystem(ws)
+def elsewhere(other_filesystem: str) -> str:
+    return other_filesystem
 
 
 async def test_a_file_moves_across_filesystems_by_copy_then_publish(

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
-import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-import pytest
 from dsh_fs_local import LocalFileSystem
 
 FILES = 3000
@@ -138,22 +135,10 @@ def test_a_recursive_delete_killed_at_random_moments_leaves_the_tree_whole_or_go
     assert landed["mid-removal"] > 0, f"no kill landed inside the removal: {dict(landed)}"
 
 
-@pytest.fixture
-def elsewhere(tmp_path: Path) -> Iterator[str]:
-    shm = "/dev/shm"
-    if not os.path.isdir(shm) or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
-        pytest.skip("no second filesystem here: /dev/shm is missing or on the test disk")
-    path = os.path.realpath(tempfile.mkdtemp(prefix="dsh-fs-local-", dir=shm))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def test_a_move_across_filesystems_killed_at_random_moments_leaves_each_path_before_or_after(
-    tmp_path: Path, elsewhere: str
+    tmp_path: Path, other_filesystem: str
 ) -> None:
-    ws = os.path.realpath(tmp_path)
+    ws, elsewhere = os.path.realpath(tmp_path), other_filesystem
     source = os.path.join(ws, "big.txt")
     destination = os.path.join(elsewhere, "d", "big.txt")
     content = b"moved across\n" * ((48 << 20) // 13)
