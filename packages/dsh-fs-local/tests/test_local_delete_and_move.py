@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ from dsh_fs import (
     NotAFile,
     WriteChange,
 )
+from dsh_fs.testing._expect import run_then_cancel
 from dsh_fs_local import LocalFileSystem
 from dsh_fs_local._openat2 import ResolutionMode
 
@@ -799,3 +801,66 @@ async def test_apply_changes_holds_every_directory_lock_before_checking(
         os.close(holder)
     assert _names(ws) == ["d"]
     assert _names(f"{ws}/d") == ["old.txt"]
+
+
+# -- cancellation ----------------------------------------------------------------------------
+
+CANCEL_POINTS = [(0, 0.0), (1, 0.0), (2, 0.0), (3, 0.0), (0, 0.001), (0, 0.005), (0, 0.02)]
+"""Scheduler checkpoints, then seconds, before the cancel (``run_then_cancel``)."""
+
+
+async def test_a_recursive_delete_cancelled_at_any_point_leaves_the_tree_whole_or_gone(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    outcomes = {True: 0, False: 0}
+    for steps, delay in CANCEL_POINTS:
+        for i in range(300):
+            _put(f"{ws}/d/{i % 10}/f{i}.txt", "x")
+
+        async def delete() -> object:
+            return await fs.delete(await fs.resolve("d"), recursive=True)
+
+        completed = await run_then_cancel(delete, steps=steps, delay=delay)
+        outcomes[completed] += 1
+        if completed:
+            assert _names(ws) == []
+        else:
+            assert _names(ws) == ["d"]
+            assert sum(len(files) for _, _, files in os.walk(f"{ws}/d")) == 300
+            shutil.rmtree(f"{ws}/d")
+    assert outcomes[False] > 0  # cancellation before the commit was exercised
+
+
+async def test_a_move_cancelled_at_any_point_leaves_both_paths_before_or_after(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    outcomes = {True: 0, False: 0}
+    for steps, delay in CANCEL_POINTS:
+        _put(f"{ws}/a.txt", "a")
+
+        async def move() -> object:
+            return await fs.move(await fs.resolve("a.txt"), await fs.resolve("p/b.txt"))
+
+        completed = await run_then_cancel(move, steps=steps, delay=delay)
+        outcomes[completed] += 1
+        if completed:
+            assert (_names(ws), _names(f"{ws}/p")) == (["p"], ["b.txt"])
+            shutil.rmtree(f"{ws}/p")
+        else:
+            assert _names(ws) == ["a.txt"]  # no parent directory left behind either
+    assert outcomes[False] > 0
+
+
+async def test_a_delete_waiting_for_another_process_lock_can_be_cancelled_and_does_nothing(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/d/f.txt", "x")
+    holder = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with anyio.move_on_after(0.2) as scope:
+            await fs.delete(await fs.resolve("d"), recursive=True)
+        assert scope.cancelled_caught
+    finally:
+        os.close(holder)
+    assert _names(f"{ws}/d") == ["f.txt"]
