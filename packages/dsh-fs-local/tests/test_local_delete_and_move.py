@@ -213,13 +213,33 @@ async def test_the_workspace_root_is_never_deleted(fs: LocalFileSystem, ws: str)
 
 async def test_a_tree_that_holds_another_root_is_never_deleted(ws: str) -> None:
     _put(f"{ws}/docs/lib/f.txt", "x")
-    fs = LocalFileSystem(ws, read_only_roots=[f"{ws}/docs/lib"])
+    fs = LocalFileSystem(ws, roots=[ws, f"{ws}/docs/lib"])
     err = await _error(fs.delete(await fs.resolve("docs"), recursive=True))
     assert (err.code, err.message) == (
         FsErrorCode.FS_PERMISSION_DENIED,
         f'cannot delete "{ws}/docs": it is a workspace root',
     )
     assert _get(f"{ws}/docs/lib/f.txt") == "x"
+
+
+async def test_a_tree_that_holds_a_read_only_root_is_read_only(ws: str) -> None:
+    _put(f"{ws}/docs/lib/f.txt", "x")
+    fs = LocalFileSystem(ws, read_only_roots=[f"{ws}/docs/lib"])
+    err = await _error(fs.delete(await fs.resolve("docs"), recursive=True))
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_READ_ONLY,
+        f'cannot delete "{ws}/docs": read-only workspace',
+    )
+    assert _get(f"{ws}/docs/lib/f.txt") == "x"
+
+
+async def test_a_read_only_root_itself_is_read_only(ws: str, base: str) -> None:
+    fs = LocalFileSystem(ws, read_only_roots=[f"{base}/outside"])
+    err = await _error(fs.delete(await fs.resolve(f"{base}/outside"), recursive=True))
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_READ_ONLY,
+        f'cannot delete "{base}/outside": read-only workspace',
+    )
 
 
 async def test_delete_through_a_symlinked_parent_that_leads_outside_is_refused(
@@ -450,6 +470,32 @@ async def test_moving_one_hard_link_onto_another_leaves_one_name(
     outcome = await fs.move(await fs.resolve("a.txt"), await fs.resolve("b.txt"), replace=True)
     assert outcome.replaced is True
     assert _names(ws) == ["b.txt"]
+
+
+async def test_a_move_of_an_entry_onto_itself_does_nothing(fs: LocalFileSystem, ws: str) -> None:
+    _put(f"{ws}/d/f.txt", "x")
+    outcome = await fs.move(await fs.resolve("d"), await fs.resolve("d"), replace=True)
+    assert (outcome.type, outcome.replaced) == ("directory", False)
+    assert _names(f"{ws}/d") == ["f.txt"]
+
+
+async def test_a_directory_into_itself_is_refused_before_its_destination_is_looked_at(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/d/sub/f.txt", "x")
+    err = await _error(fs.move(await fs.resolve("d"), await fs.resolve("d/sub")))
+    assert err.message == f'cannot move "{ws}/d": a directory cannot move into itself'
+
+
+async def test_a_destination_outside_is_refused_before_a_missing_source_is_reported(
+    fs: LocalFileSystem, ws: str, base: str
+) -> None:
+    os.symlink(f"{base}/outside", f"{ws}/out")
+    err = await _error(fs.move(await fs.resolve("nope.txt"), _target(fs, "out/a.txt")))
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_OUTSIDE_WORKSPACE,
+        f'cannot move to "{ws}/out/a.txt": outside the workspace',
+    )
 
 
 async def test_a_stale_source_guard_changes_nothing(fs: LocalFileSystem, ws: str) -> None:
