@@ -1,4 +1,9 @@
-"""``LocalFileSystem.delete`` and ``.move`` on real files, in both resolution modes.
+"""``LocalFileSystem.delete``, ``.move`` and ``.apply_changes`` on real files, in both
+resolution modes.
+
+One file over 450 lines: the three primitives share one drawn tree, its
+helpers and the both-modes fixture, and are read together (a batch is
+writes and deletes; a move is a delete of one name and a create of another).
 
 The host-specific half of removing and moving (the kit's contract holds the
 rest): links removed and moved as links, containment through symlinked
