@@ -308,6 +308,21 @@ async def test_the_sweep_keeps_a_del_name_that_is_a_file_and_a_tmp_name_that_is_
     assert _names(ws) == sorted([*kept, "new.txt"])
 
 
+async def test_the_sweep_keeps_a_del_tree_of_another_user_and_a_del_link(
+    fs: LocalFileSystem, ws: str, base: str
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a directory to another user")
+    pid = _dead_pid()
+    theirs, link = f".a.dsh-{pid}-0123abcd.del", f".b.dsh-{pid}-0123abcd.del"
+    _put(f"{ws}/{theirs}/f.txt", "another user's")
+    os.chown(f"{ws}/{theirs}", 12345, 12345)
+    os.symlink(f"{base}/outside", f"{ws}/{link}")
+    await fs.write_text(await fs.resolve("new.txt"), "n")
+    assert _names(ws) == sorted([theirs, link, "new.txt"])
+    assert _names(f"{base}/outside") == ["secret.txt"]
+
+
 async def test_recursive_delete_leaves_no_temporary(fs: LocalFileSystem, ws: str) -> None:
     for i in range(50):
         _put(f"{ws}/d/{i % 5}/f{i}.txt", "x")
