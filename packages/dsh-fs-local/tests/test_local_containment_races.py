@@ -30,7 +30,6 @@ import contextlib
 import ctypes
 import importlib.util
 import os
-import platform
 import stat
 import sys
 import threading
@@ -45,49 +44,17 @@ import pytest
 from dsh_fs import FileSystem, FsEditRequest, FsError, FsErrorCode, FsTarget
 from dsh_fs_local import LocalFileSystem
 from dsh_fs_local._openat2 import ResolutionMode
+from dsh_fs_local._rename import RENAMEAT2
 
 pytestmark = pytest.mark.anyio
 
 RENAME_EXCHANGE = 2
-_RENAMEAT2_SYSCALL = {"x86_64": 316, "aarch64": 276}
 BAIT_NAME = "ONLY-OUTSIDE.txt"
 SECRET = "SECRET"
 VICTIM = "victim.txt"
 MOVED = "mv.txt"
 TREE = "tree"
 AT_FDCWD = -100
-
-
-def _bind_renameat2() -> Callable[[int, bytes, int, bytes, int], int] | None:
-    """``renameat2`` from libc (glibc ≥ 2.28), else the raw syscall on x86_64/aarch64."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    function = getattr(libc, "renameat2", None)
-    if function is not None:
-        function.restype = ctypes.c_int
-        function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
-        function.argtypes.append(ctypes.c_uint)
-        return function  # type: ignore[no-any-return]
-    number = _RENAMEAT2_SYSCALL.get(platform.machine())
-    if number is None:
-        return None
-    syscall = libc.syscall
-    syscall.restype = ctypes.c_long
-
-    def renameat2(old_dir: int, old: bytes, new_dir: int, new: bytes, flags: int) -> int:
-        result: int = syscall(
-            ctypes.c_long(number),
-            ctypes.c_int(old_dir),
-            ctypes.c_char_p(old),
-            ctypes.c_int(new_dir),
-            ctypes.c_char_p(new),
-            ctypes.c_uint(flags),
-        )
-        return result
-
-    return renameat2
-
-
-RENAMEAT2 = _bind_renameat2()
 
 
 class Swapper:
