@@ -152,7 +152,7 @@ def _move_locked(
             )
     except OSError as exc:
         if exc.errno == errno.EXDEV:
-            _move_across(reach, src_spot, dst_spot, current, src, replace)
+            _move_across(src_spot, dst_spot, current, src, replace)
         elif exc.errno == errno.EEXIST and not replace:
             raise already_exists(dst.display_path) from exc
         elif exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
@@ -172,7 +172,6 @@ def _same_inode(a: os.stat_result, b: os.stat_result) -> bool:
 
 
 def _move_across(
-    reach: Reach,
     src_spot: Spot,
     dst_spot: Spot,
     current: os.stat_result,
