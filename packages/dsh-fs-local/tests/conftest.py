@@ -19,12 +19,44 @@ from typing import Any
 import dsh_fs
 import dsh_fs_local
 import pytest
+from dsh_fs_local import _beneath
+from dsh_fs_local._openat2 import ResolutionMode, kernel_has_openat2
 from dsh_fs_local.testing import LocalScratch
 
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> LocalScratch:
     return LocalScratch(tmp_path)
+
+
+@pytest.fixture(params=["openat2", "walk"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> ResolutionMode:
+    """Each resolution mode in turn: ``openat2`` (where the kernel has it) and the walk alone.
+
+    Set before a test builds its backend (``Beneath`` reads the default mode
+    when it is made)."""
+    chosen: ResolutionMode = request.param
+    if chosen == "openat2" and not kernel_has_openat2():
+        pytest.skip("this kernel has no openat2")
+    monkeypatch.setattr(_beneath, "default_mode", lambda: chosen)
+    return chosen
+
+
+@pytest.fixture
+def other_filesystem(tmp_path: Path) -> Iterator[str]:
+    """A scratch directory on another filesystem than ``tmp_path`` (``/dev/shm``, a tmpfs),
+    for moves across filesystems; skipped where there is none."""
+    import shutil
+    import tempfile
+
+    shm = "/dev/shm"
+    if not os.path.isdir(shm) or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("no second filesystem here: /dev/shm is missing or on the test disk")
+    path = os.path.realpath(tempfile.mkdtemp(prefix="dsh-fs-local-", dir=shm))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def child_environment() -> dict[str, str]:

@@ -30,7 +30,6 @@ import contextlib
 import ctypes
 import importlib.util
 import os
-import platform
 import stat
 import sys
 import threading
@@ -43,51 +42,19 @@ from typing import Any
 
 import pytest
 from dsh_fs import FileSystem, FsEditRequest, FsError, FsErrorCode, FsTarget
-from dsh_fs_local import LocalFileSystem, _beneath
-from dsh_fs_local._openat2 import ResolutionMode, kernel_has_openat2
+from dsh_fs_local import LocalFileSystem
+from dsh_fs_local._openat2 import ResolutionMode
+from dsh_fs_local._rename import RENAMEAT2
 
 pytestmark = pytest.mark.anyio
 
 RENAME_EXCHANGE = 2
-_RENAMEAT2_SYSCALL = {"x86_64": 316, "aarch64": 276}
 BAIT_NAME = "ONLY-OUTSIDE.txt"
 SECRET = "SECRET"
 VICTIM = "victim.txt"
 MOVED = "mv.txt"
 TREE = "tree"
 AT_FDCWD = -100
-
-
-def _bind_renameat2() -> Callable[[int, bytes, int, bytes, int], int] | None:
-    """``renameat2`` from libc (glibc ≥ 2.28), else the raw syscall on x86_64/aarch64."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    function = getattr(libc, "renameat2", None)
-    if function is not None:
-        function.restype = ctypes.c_int
-        function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
-        function.argtypes.append(ctypes.c_uint)
-        return function  # type: ignore[no-any-return]
-    number = _RENAMEAT2_SYSCALL.get(platform.machine())
-    if number is None:
-        return None
-    syscall = libc.syscall
-    syscall.restype = ctypes.c_long
-
-    def renameat2(old_dir: int, old: bytes, new_dir: int, new: bytes, flags: int) -> int:
-        result: int = syscall(
-            ctypes.c_long(number),
-            ctypes.c_int(old_dir),
-            ctypes.c_char_p(old),
-            ctypes.c_int(new_dir),
-            ctypes.c_char_p(new),
-            ctypes.c_uint(flags),
-        )
-        return result
-
-    return renameat2
-
-
-RENAMEAT2 = _bind_renameat2()
 
 
 class Swapper:
@@ -368,13 +335,17 @@ async def run_race(
     return figures
 
 
-@pytest.fixture(params=["openat2", "walk"])
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> ResolutionMode:
-    chosen: ResolutionMode = request.param
-    if chosen == "openat2" and not kernel_has_openat2():
-        pytest.skip("this kernel has no openat2")
-    monkeypatch.setattr(_beneath, "default_mode", lambda: chosen)
-    return chosen
+def assert_contained(figures: dict[str, Figures], tries: int, title: str) -> None:
+    """Print the figures; no tool escaped or raised, and each met both outcomes (so the
+    race really alternated under it)."""
+    print(f"\n{title}:")
+    for tool, seen in figures.items():
+        print(seen.line(tool))
+    for tool, seen in figures.items():
+        assert seen.escapes == [], f"{tool} escaped: {seen.escapes[:3]}"
+        assert seen.raw_failures == [], f"{tool} raised: {seen.raw_failures[:3]}"
+        assert seen.tries >= tries
+        assert seen.refusals > 0 and seen.successes > 0, figures
 
 
 @pytest.fixture
@@ -393,16 +364,7 @@ async def test_a_directory_swapped_with_an_outside_link_nonstop_never_lets_a_too
 ) -> None:
     fs = LocalFileSystem(race_tree.ws)
     figures = await run_race(fs, race_tree, tries)
-    print(f"\nswap race, {mode} mode:")
-    for tool, seen in figures.items():
-        print(seen.line(tool))
-    for tool, seen in figures.items():
-        assert seen.escapes == [], f"{tool} escaped: {seen.escapes[:3]}"
-        assert seen.raw_failures == [], f"{tool} raised: {seen.raw_failures[:3]}"
-        assert seen.tries >= tries
-    # Both outcomes happened, so the race really alternated under the tools.
-    assert all(seen.refusals > 0 for seen in figures.values()), figures
-    assert all(seen.successes > 0 for seen in figures.values()), figures
+    assert_contained(figures, tries, f"swap race, {mode} mode")
     # What the successful writes created is inside, in the real directory.
     real = race_tree.real_directory()
     created = [name for name in os.listdir(real) if name.startswith("new-")]
@@ -514,13 +476,6 @@ async def test_delete_and_move_racing_the_swap_never_touch_the_outside(
         figures = await run_race(fs, race_tree, tries, delete_and_move_tools(restore, race_tree.ws))
     finally:
         restore.close()
-    print(f"\nswap race, delete and move, {mode} mode:")
-    for tool, seen in figures.items():
-        print(seen.line(tool))
-    for tool, seen in figures.items():
-        assert seen.escapes == [], f"{tool} escaped: {seen.escapes[:3]}"
-        assert seen.raw_failures == [], f"{tool} raised: {seen.raw_failures[:3]}"
-        assert seen.tries >= tries
-        assert seen.refusals > 0 and seen.successes > 0, figures
+    assert_contained(figures, tries, f"swap race, delete and move, {mode} mode")
     # Nothing the moves and deletes did is left in the workspace's top either.
     assert sorted(os.listdir(race_tree.ws)) == ["d", "s"]

@@ -1,4 +1,9 @@
-"""``LocalFileSystem.delete`` and ``.move`` on real files, in both resolution modes.
+"""``LocalFileSystem.delete``, ``.move`` and ``.apply_changes`` on real files, in both
+resolution modes.
+
+One file over 450 lines: the three primitives share one drawn tree, its
+helpers and the both-modes fixture, and are read together (a batch is
+writes and deletes; a move is a delete of one name and a create of another).
 
 The host-specific half of removing and moving (the kit's contract holds the
 rest): links removed and moved as links, containment through symlinked
@@ -10,35 +15,37 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
 from dsh_fs import (
     AtVersion,
+    DeleteChange,
+    FsBatchError,
+    FsDeleteOutcome,
     FsError,
     FsErrorCode,
     FsTarget,
+    FsWriteOutcome,
     MoveGuard,
     NotAFile,
     WriteChange,
 )
-from dsh_fs_local import LocalFileSystem, _beneath
-from dsh_fs_local._openat2 import ResolutionMode, kernel_has_openat2
+from dsh_fs.testing._expect import run_then_cancel
+from dsh_fs_local import LocalFileSystem
+from dsh_fs_local._openat2 import ResolutionMode
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(params=["openat2", "walk"], autouse=True)
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> ResolutionMode:
-    chosen: ResolutionMode = request.param
-    if chosen == "openat2" and not kernel_has_openat2():
-        pytest.skip("this kernel has no openat2")
-    monkeypatch.setattr(_beneath, "default_mode", lambda: chosen)
-    return chosen
+@pytest.fixture(autouse=True)
+def both_modes(mode: ResolutionMode) -> ResolutionMode:
+    """Every test here runs in each resolution mode (the ``mode`` fixture of conftest)."""
+    return mode
 
 
 @pytest.fixture
@@ -211,13 +218,33 @@ async def test_the_workspace_root_is_never_deleted(fs: LocalFileSystem, ws: str)
 
 async def test_a_tree_that_holds_another_root_is_never_deleted(ws: str) -> None:
     _put(f"{ws}/docs/lib/f.txt", "x")
-    fs = LocalFileSystem(ws, read_only_roots=[f"{ws}/docs/lib"])
+    fs = LocalFileSystem(ws, roots=[ws, f"{ws}/docs/lib"])
     err = await _error(fs.delete(await fs.resolve("docs"), recursive=True))
     assert (err.code, err.message) == (
         FsErrorCode.FS_PERMISSION_DENIED,
         f'cannot delete "{ws}/docs": it is a workspace root',
     )
     assert _get(f"{ws}/docs/lib/f.txt") == "x"
+
+
+async def test_a_tree_that_holds_a_read_only_root_is_read_only(ws: str) -> None:
+    _put(f"{ws}/docs/lib/f.txt", "x")
+    fs = LocalFileSystem(ws, read_only_roots=[f"{ws}/docs/lib"])
+    err = await _error(fs.delete(await fs.resolve("docs"), recursive=True))
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_READ_ONLY,
+        f'cannot delete "{ws}/docs": read-only workspace',
+    )
+    assert _get(f"{ws}/docs/lib/f.txt") == "x"
+
+
+async def test_a_read_only_root_itself_is_read_only(ws: str, base: str) -> None:
+    fs = LocalFileSystem(ws, read_only_roots=[f"{base}/outside"])
+    err = await _error(fs.delete(await fs.resolve(f"{base}/outside"), recursive=True))
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_READ_ONLY,
+        f'cannot delete "{base}/outside": read-only workspace',
+    )
 
 
 async def test_delete_through_a_symlinked_parent_that_leads_outside_is_refused(
@@ -279,6 +306,21 @@ async def test_the_sweep_keeps_a_del_name_that_is_a_file_and_a_tmp_name_that_is_
     os.mkdir(f"{ws}/{kept[1]}")
     await fs.write_text(await fs.resolve("new.txt"), "n")
     assert _names(ws) == sorted([*kept, "new.txt"])
+
+
+async def test_the_sweep_keeps_a_del_tree_of_another_user_and_a_del_link(
+    fs: LocalFileSystem, ws: str, base: str
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a directory to another user")
+    pid = _dead_pid()
+    theirs, link = f".a.dsh-{pid}-0123abcd.del", f".b.dsh-{pid}-0123abcd.del"
+    _put(f"{ws}/{theirs}/f.txt", "another user's")
+    os.chown(f"{ws}/{theirs}", 12345, 12345)
+    os.symlink(f"{base}/outside", f"{ws}/{link}")
+    await fs.write_text(await fs.resolve("new.txt"), "n")
+    assert _names(ws) == sorted([theirs, link, "new.txt"])
+    assert _names(f"{base}/outside") == ["secret.txt"]
 
 
 async def test_recursive_delete_leaves_no_temporary(fs: LocalFileSystem, ws: str) -> None:
@@ -450,6 +492,32 @@ async def test_moving_one_hard_link_onto_another_leaves_one_name(
     assert _names(ws) == ["b.txt"]
 
 
+async def test_a_move_of_an_entry_onto_itself_does_nothing(fs: LocalFileSystem, ws: str) -> None:
+    _put(f"{ws}/d/f.txt", "x")
+    outcome = await fs.move(await fs.resolve("d"), await fs.resolve("d"), replace=True)
+    assert (outcome.type, outcome.replaced) == ("directory", False)
+    assert _names(f"{ws}/d") == ["f.txt"]
+
+
+async def test_a_directory_into_itself_is_refused_before_its_destination_is_looked_at(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/d/sub/f.txt", "x")
+    err = await _error(fs.move(await fs.resolve("d"), await fs.resolve("d/sub")))
+    assert err.message == f'cannot move "{ws}/d": a directory cannot move into itself'
+
+
+async def test_a_destination_outside_is_refused_before_a_missing_source_is_reported(
+    fs: LocalFileSystem, ws: str, base: str
+) -> None:
+    os.symlink(f"{base}/outside", f"{ws}/out")
+    err = await _error(fs.move(await fs.resolve("nope.txt"), _target(fs, "out/a.txt")))
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_OUTSIDE_WORKSPACE,
+        f'cannot move to "{ws}/out/a.txt": outside the workspace',
+    )
+
+
 async def test_a_stale_source_guard_changes_nothing(fs: LocalFileSystem, ws: str) -> None:
     _put(f"{ws}/a.txt", "a")
     err = await _error(
@@ -605,24 +673,9 @@ async def test_a_move_waits_for_the_destination_directory_lock(
 # -- across filesystems ----------------------------------------------------------------------
 
 
-def _other_filesystem(disk: str) -> Iterator[str]:
-    """A scratch directory on another filesystem than ``disk`` (``/dev/shm``, a tmpfs)."""
-    import shutil
-    import tempfile
-
-    shm = "/dev/shm"
-    if not os.path.isdir(shm) or os.stat(shm).st_dev == os.stat(disk).st_dev:
-        pytest.skip("no second filesystem here: /dev/shm is missing or on the test disk")
-    path = os.path.realpath(tempfile.mkdtemp(prefix="dsh-fs-local-", dir=shm))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 @pytest.fixture
-def elsewhere(ws: str) -> Iterator[str]:
-    yield from _other_filesystem(ws)
+def elsewhere(other_filesystem: str) -> str:
+    return other_filesystem
 
 
 async def test_a_file_moves_across_filesystems_by_copy_then_publish(
@@ -694,8 +747,6 @@ async def test_a_cancelled_copy_across_filesystems_leaves_both_paths_as_before(
 
 
 async def test_apply_changes_writes_and_deletes_together(fs: LocalFileSystem, ws: str) -> None:
-    from dsh_fs import DeleteChange
-
     _put(f"{ws}/old.txt", "old")
     outcomes = await fs.apply_changes(
         [
@@ -703,5 +754,179 @@ async def test_apply_changes_writes_and_deletes_together(fs: LocalFileSystem, ws
             DeleteChange(await fs.resolve("old.txt")),
         ]
     )
-    assert [type(o).__name__ for o in outcomes] == ["FsWriteOutcome", "FsDeleteOutcome"]
-    assert _names(ws) == ["new"]
+    written = outcomes[0]
+    assert isinstance(written, FsWriteOutcome)
+    assert (written.operation, written.before, written.after) == ("create", None, "a")
+    assert outcomes[1] == FsDeleteOutcome("file")
+    assert (_names(ws), _get(f"{ws}/new/a.txt")) == (["new"], "a")
+
+
+async def test_apply_changes_with_one_stale_guard_publishes_nothing(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/old.txt", "old")
+    err = await _error(
+        fs.apply_changes(
+            [
+                WriteChange(await fs.resolve("new/a.txt"), "a"),
+                DeleteChange(await fs.resolve("old.txt"), AtVersion("0:0:0:0:0")),
+            ]
+        )
+    )
+    assert not isinstance(err, FsBatchError)
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_STALE_VERSION,
+        f'cannot delete "{ws}/old.txt": file changed since it was read',
+    )
+    assert _names(ws) == ["old.txt"]  # the new parent directory was removed again
+
+
+async def test_apply_changes_checks_a_directory_is_empty_before_publishing_anything(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/d/f.txt", "x")
+    _put(f"{ws}/a.txt", "a")
+    err = await _error(
+        fs.apply_changes(
+            [
+                DeleteChange(await fs.resolve("a.txt")),
+                DeleteChange(await fs.resolve("d")),
+            ]
+        )
+    )
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_NOT_EMPTY,
+        f'cannot delete "{ws}/d": directory not empty',
+    )
+    assert _names(ws) == ["a.txt", "d"]
+
+
+async def test_apply_changes_failing_midway_says_how_many_were_applied(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/old.txt", "old")
+    err = await _error(
+        fs.apply_changes(
+            [
+                DeleteChange(await fs.resolve("old.txt")),
+                WriteChange(await fs.resolve("b.txt"), "lone surrogate \udc80"),
+            ]
+        )
+    )
+    assert isinstance(err, FsBatchError)
+    assert (err.code, err.message, err.applied) == (
+        FsErrorCode.FS_NOT_TEXT,
+        f'cannot write "{ws}/b.txt": invalid UTF-8 text',
+        1,
+    )
+    assert _names(ws) == []
+
+
+async def test_apply_changes_refuses_two_changes_of_one_target(fs: LocalFileSystem) -> None:
+    target = await fs.resolve("a.txt")
+    with pytest.raises(ValueError, match="two changes of one target"):
+        await fs.apply_changes([WriteChange(target, "a"), DeleteChange(target)])
+
+
+async def test_apply_changes_refuses_a_target_outside_before_publishing_anything(
+    fs: LocalFileSystem, ws: str, base: str
+) -> None:
+    os.symlink(f"{base}/outside", f"{ws}/out")
+    err = await _error(
+        fs.apply_changes(
+            [
+                WriteChange(await fs.resolve("a.txt"), "a"),
+                DeleteChange(_target(fs, "out/secret.txt")),
+            ]
+        )
+    )
+    assert (err.code, err.message) == (
+        FsErrorCode.FS_OUTSIDE_WORKSPACE,
+        f'cannot delete "{ws}/out/secret.txt": outside the workspace',
+    )
+    assert _names(ws) == ["out"]
+    assert _get(f"{base}/outside/secret.txt") == "SECRET"
+
+
+async def test_apply_changes_holds_every_directory_lock_before_checking(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/d/old.txt", "old")
+    holder = os.open(f"{ws}/d", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with anyio.move_on_after(0.2) as scope:
+            await fs.apply_changes(
+                [
+                    WriteChange(await fs.resolve("a.txt"), "a"),
+                    DeleteChange(await fs.resolve("d/old.txt")),
+                ]
+            )
+        assert scope.cancelled_caught
+    finally:
+        os.close(holder)
+    assert _names(ws) == ["d"]
+    assert _names(f"{ws}/d") == ["old.txt"]
+
+
+# -- cancellation ----------------------------------------------------------------------------
+
+CANCEL_POINTS = [(0, 0.0), (1, 0.0), (2, 0.0), (3, 0.0), (0, 0.001), (0, 0.005), (0, 0.02)]
+"""Scheduler checkpoints, then seconds, before the cancel (``run_then_cancel``)."""
+
+
+async def test_a_recursive_delete_cancelled_at_any_point_leaves_the_tree_whole_or_gone(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    outcomes = {True: 0, False: 0}
+    for steps, delay in CANCEL_POINTS:
+        for i in range(300):
+            _put(f"{ws}/d/{i % 10}/f{i}.txt", "x")
+
+        async def delete() -> object:
+            return await fs.delete(await fs.resolve("d"), recursive=True)
+
+        completed = await run_then_cancel(delete, steps=steps, delay=delay)
+        outcomes[completed] += 1
+        if completed:
+            assert _names(ws) == []
+        else:
+            assert _names(ws) == ["d"]
+            assert sum(len(files) for _, _, files in os.walk(f"{ws}/d")) == 300
+            shutil.rmtree(f"{ws}/d")
+    assert outcomes[False] > 0  # cancellation before the commit was exercised
+
+
+async def test_a_move_cancelled_at_any_point_leaves_both_paths_before_or_after(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    outcomes = {True: 0, False: 0}
+    for steps, delay in CANCEL_POINTS:
+        _put(f"{ws}/a.txt", "a")
+
+        async def move() -> object:
+            return await fs.move(await fs.resolve("a.txt"), await fs.resolve("p/b.txt"))
+
+        completed = await run_then_cancel(move, steps=steps, delay=delay)
+        outcomes[completed] += 1
+        if completed:
+            assert (_names(ws), _names(f"{ws}/p")) == (["p"], ["b.txt"])
+            shutil.rmtree(f"{ws}/p")
+        else:
+            assert _names(ws) == ["a.txt"]  # no parent directory left behind either
+    assert outcomes[False] > 0
+
+
+async def test_a_delete_waiting_for_another_process_lock_can_be_cancelled_and_does_nothing(
+    fs: LocalFileSystem, ws: str
+) -> None:
+    _put(f"{ws}/d/f.txt", "x")
+    holder = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with anyio.move_on_after(0.2) as scope:
+            await fs.delete(await fs.resolve("d"), recursive=True)
+        assert scope.cancelled_caught
+    finally:
+        os.close(holder)
+    assert _names(f"{ws}/d") == ["f.txt"]

@@ -1,4 +1,5 @@
-"""kill -9 during a recursive delete and during a move: each path as before or as after.
+"""Other processes: kill -9 during a recursive delete and during a move (each path as
+before or as after), and two processes moving between the same two directories.
 
 A forked child runs one ``delete(recursive=True)`` of a 3,000-file tree (or
 one move of a large file to another filesystem) and is killed with SIGKILL
@@ -12,12 +13,10 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
-import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -138,22 +137,10 @@ def test_a_recursive_delete_killed_at_random_moments_leaves_the_tree_whole_or_go
     assert landed["mid-removal"] > 0, f"no kill landed inside the removal: {dict(landed)}"
 
 
-@pytest.fixture
-def elsewhere(tmp_path: Path) -> Iterator[str]:
-    shm = "/dev/shm"
-    if not os.path.isdir(shm) or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
-        pytest.skip("no second filesystem here: /dev/shm is missing or on the test disk")
-    path = os.path.realpath(tempfile.mkdtemp(prefix="dsh-fs-local-", dir=shm))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def test_a_move_across_filesystems_killed_at_random_moments_leaves_each_path_before_or_after(
-    tmp_path: Path, elsewhere: str
+    tmp_path: Path, other_filesystem: str
 ) -> None:
-    ws = os.path.realpath(tmp_path)
+    ws, elsewhere = os.path.realpath(tmp_path), other_filesystem
     source = os.path.join(ws, "big.txt")
     destination = os.path.join(elsewhere, "d", "big.txt")
     content = b"moved across\n" * ((48 << 20) // 13)
@@ -198,3 +185,45 @@ def test_a_move_across_filesystems_killed_at_random_moments_leaves_each_path_bef
         assert names == (["big.txt", "next.txt"] if states[1] == "there" else ["next.txt"])
     print(f"\nmove across filesystems kill -9: {trials} trials, {dict(landed)}")
     assert landed["temporary left"] > 0, f"no kill landed inside the copy: {dict(landed)}"
+
+
+def test_two_processes_moving_in_opposite_directions_never_deadlock(tmp_path: Path) -> None:
+    """Each move holds both directories' locks; taken in one fixed order by every process,
+    two processes moving files between the same two directories both ways always finish."""
+    ws = os.path.realpath(tmp_path)
+    for directory, name in (("one", "a.txt"), ("two", "b.txt")):
+        os.makedirs(os.path.join(ws, directory))
+        with open(os.path.join(ws, directory, name), "w") as out:
+            out.write(name)
+
+    def mover(name: str, there: str, back: str) -> Callable[[], None]:
+        def work() -> None:
+            async def run() -> None:
+                fs = LocalFileSystem(ws)
+                for _ in range(200):
+                    for start, end in ((there, back), (back, there)):
+                        await fs.move(
+                            await fs.resolve(f"{start}/{name}"), await fs.resolve(f"{end}/{name}")
+                        )
+
+            anyio.run(run)
+            os._exit(0)
+
+        return work
+
+    children = [_fork(mover("a.txt", "one", "two")), _fork(mover("b.txt", "two", "one"))]
+    deadline = time.monotonic() + 60
+    for _, ready in children:
+        assert os.read(ready, 1) == b"r"
+        os.close(ready)
+    for pid, _ in children:
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                for other, _ in children:
+                    os.kill(other, signal.SIGKILL)
+                pytest.fail("two opposite movers did not finish within 60 s: a deadlock")
+            time.sleep(0.05)
+    assert (sorted(os.listdir(f"{ws}/one")), sorted(os.listdir(f"{ws}/two"))) == (
+        ["a.txt"],
+        ["b.txt"],
+    )

@@ -154,3 +154,37 @@ def test_the_child_really_is_unprivileged(as_nobody: AsNobody) -> None:
     if os.geteuid() != 0:
         pytest.skip("not running as root: the checks above run directly")
     assert as_nobody(os.geteuid) == 65534
+
+
+def test_delete_in_a_directory_this_user_may_not_write_is_permission_denied(
+    as_nobody: AsNobody, reachable_dir: Path
+) -> None:
+    kept = reachable_dir / "kept.txt"
+    kept.write_text("k\n")  # in root's 0o755 directory
+
+    async def delete(fs: LocalFileSystem) -> object:
+        return await fs.delete(await fs.resolve(str(kept)))
+
+    assert as_nobody(outcome_of(delete)) == denied("delete", kept)
+    assert kept.read_text() == "k\n"
+
+
+def test_a_tree_that_cannot_be_deleted_whole_is_put_back_with_what_remains(
+    as_nobody: AsNobody, reachable_dir: Path
+) -> None:
+    """nobody may rename its own tree aside, but not empty root's directory inside it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make a directory another user owns")
+    tree = reachable_dir / "mine" / "tree"
+    (tree / "theirs").mkdir(parents=True)
+    (tree / "theirs" / "f.txt").write_text("root's\n")
+    (tree / "own.txt").write_text("mine\n")
+    for path in (reachable_dir / "mine", tree, tree / "own.txt"):
+        os.chown(path, 65534, 65534)
+
+    async def delete(fs: LocalFileSystem) -> object:
+        return await fs.delete(await fs.resolve(str(tree)), recursive=True)
+
+    assert as_nobody(outcome_of(delete)) == denied("delete", tree)
+    assert sorted(os.listdir(reachable_dir / "mine")) == ["tree"]
+    assert (tree / "theirs" / "f.txt").read_text() == "root's\n"

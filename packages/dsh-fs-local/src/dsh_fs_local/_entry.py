@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from dsh_fs import PathType
 from dsh_fs.preconditions import parent_not_directory, workspace_root
-from dsh_fs.workspace import is_beneath
+from dsh_fs.workspace import is_beneath, read_only_workspace
 
 from ._os_errors import os_failure
 from ._paths import fd_path, path_type_of, version_of
@@ -63,6 +63,8 @@ def reach_entry(
     except Refused as refused:
         raise refused.error(verb, display_path) from None
     except IsADirectoryError as exc:
+        # ``path`` is a root itself: a read-only one says so first.
+        workspace.check(verb, display_path, path, write=True)
         raise workspace_root(verb, display_path) from exc
     except NotADirectoryError as exc:
         raise parent_not_directory(verb, display_path) from exc
@@ -85,12 +87,14 @@ def canonical_path(spot: Spot) -> str:
 
 
 def check_not_a_root(reach: Reach, spot: Spot, verb: str, display_path: str) -> None:
-    """Refuse an entry that is a workspace root or holds one (a tree with a nested root)."""
+    """Refuse an entry that is a workspace root or holds one (a tree with a nested root):
+    ``it is a workspace root``, or ``read-only workspace`` for a read-only root inside it."""
     workspace = reach.workspace
     path = canonical_path(spot)
-    roots: Iterable[str] = (*(workspace.roots or ()), *workspace.read_only_roots)
-    if any(is_beneath(root, path) for root in roots):
+    if any(is_beneath(root, path) for root in workspace.roots or ()):
         raise workspace_root(verb, display_path)
+    if any(is_beneath(root, path) for root in workspace.read_only_roots):
+        raise read_only_workspace(verb, display_path)
 
 
 def entry_state(reach: Reach, spot: Spot) -> tuple[os.stat_result | None, EntryState]:

@@ -13,8 +13,8 @@ from anyio import from_thread, to_thread
 from dsh_fs import (
     EditGuard,
     EntryGuard,
-    EntryType,
     FileSystem,
+    FsChange,
     FsDeleteOutcome,
     FsDirEntry,
     FsEditOutcome,
@@ -28,29 +28,28 @@ from dsh_fs import (
     FsWriteOutcome,
     HeldDirectory,
     MoveGuard,
+    WriteChange,
     WriteIntent,
 )
 from dsh_fs.locks import TargetLocks
-from dsh_fs.preconditions import MOVE_TO, check_edit, check_write, parent_not_directory
+from dsh_fs.preconditions import MOVE_TO, check_edit, parent_not_directory
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import (
     LARGE_FILE_BYTES,
     AppliedEdit,
     Bytes,
     apply_edit,
-    decode_previous,
-    encode_text,
-    written_text,
 )
 from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, is_beneath, outside_workspace
 
 from ._anywhere import Anywhere
+from ._batch import BatchChange, BatchDelete, BatchWrite, apply_batch, write_steps
 from ._beneath import Beneath
 from ._listing import list_directory, list_failure
 from ._move import move
 from ._mutate import mutate
 from ._os_errors import os_error_text, os_failure
-from ._paths import display_path_of, entry_type_of, path_type_of, version_of
+from ._paths import display_path_of, entry_type_of, file_state, path_type_of, version_of
 from ._reach import LISTABLE_FLAGS, PATH_FLAGS, Reach, Refused
 from ._reading import FileSource, read_text_file, read_text_files
 from ._remove import remove
@@ -300,17 +299,7 @@ class LocalFileSystem(FileSystem):
         self, target: FsTarget, content: str, expected: WriteIntent | None = None
     ) -> FsWriteOutcome:
         display_path = target.display_path
-
-        def check(current: os.stat_result | None) -> None:
-            check_write(display_path, _state(current), expected)
-
-        def plan(previous: bytes | None) -> tuple[tuple[bytes], tuple[str | None, str]]:
-            # The texts are made here, in the worker thread: a large content
-            # is not decoded or normalized on the event loop.
-            data = encode_text(content, "write", display_path)
-            before = None if previous is None else decode_previous(previous)
-            return (data,), (before, written_text(content))
-
+        check, plan = write_steps(display_path, content, expected)
         async with self._locks.hold(target.target_key):
             done = await to_thread.run_sync(
                 mutate,
@@ -332,7 +321,7 @@ class LocalFileSystem(FileSystem):
         display_path = target.display_path
 
         def check(current: os.stat_result | None) -> None:
-            check_edit(display_path, _state(current), expected)
+            check_edit(display_path, file_state(current), expected)
 
         def plan(previous: bytes | None) -> tuple[tuple[Bytes, ...], AppliedEdit]:
             assert previous is not None  # check_edit refused an absent file
@@ -399,6 +388,36 @@ class LocalFileSystem(FileSystem):
             )
         return FsMoveOutcome(moved.type, moved.version, moved.replaced)
 
+    async def apply_changes(
+        self, changes: Sequence[FsChange]
+    ) -> list[FsWriteOutcome | FsDeleteOutcome]:
+        """Every target's lock (sorted) for the whole batch, then one worker call: every
+        directory's ``flock`` in one fixed order, every guard checked under them, then each
+        change published in order (``FsBatchError`` with ``applied`` if one fails midway)."""
+        keys = [change.target.target_key for change in changes]
+        if len(set(keys)) != len(keys):
+            raise ValueError("apply_changes: two changes of one target")
+        batch: list[BatchChange] = []
+        for change in changes:
+            display_path = change.target.display_path
+            if isinstance(change, WriteChange):
+                batch.append(
+                    BatchWrite(
+                        change.target.target_key,
+                        display_path,
+                        change.content,
+                        change.expected,
+                        LARGE_FILE_BYTES,
+                    )
+                )
+            else:
+                path = self._beneath_root(display_path, "delete")
+                batch.append(BatchDelete(path, display_path, change.recursive, change.expected))
+        async with self._locks.hold_all(keys):
+            return await to_thread.run_sync(
+                apply_batch, self._reach, batch, abandon_on_cancel=False
+            )
+
 
 def _canonical_root(path: str) -> str:
     """The realpath of one root; ``ValueError`` naming it when it is not an existing directory."""
@@ -406,8 +425,3 @@ def _canonical_root(path: str) -> str:
     if not os.path.isdir(real):
         raise ValueError(f"workspace root {path!r} is not an existing directory")
     return real
-
-
-def _state(info: os.stat_result | None) -> tuple[EntryType, str] | None:
-    """What the shared preconditions look at: ``(type, version)``, or ``None`` if absent."""
-    return None if info is None else (entry_type_of(info.st_mode), version_of(info))

@@ -84,17 +84,21 @@ def move(
 ) -> Moved:
     """Move ``source`` to ``destination`` (each ``(path beneath a root, display path)``)."""
     src, dst = _Side(*source), _Side(*destination)
+    # Both paths' refusals come before any other answer (a missing source
+    # behind a destination outside is refused, not "not found").
     src_spot = reach_entry(reach, src.path, src.display_path, "move")
-    if src_spot is None:
-        check_move_source(src.display_path, None, guard.source)
-        raise not_found("move", src.display_path)  # check_move_source refuses an absent entry
     created = CreatedDirectories()
     dst_spot: Spot | None = None
     try:
+        dst_spot = reach_entry(reach, dst.path, dst.display_path, MOVE_TO)
         # Before any directory is made: a missing source makes none.
-        check_move_source(src.display_path, entry_state(reach, src_spot)[1], guard.source)
-        dst_spot = reach_entry(reach, dst.path, dst.display_path, MOVE_TO, created)
-        assert dst_spot is not None  # missing parents were made
+        state = None if src_spot is None else entry_state(reach, src_spot)[1]
+        check_move_source(src.display_path, state, guard.source)
+        if src_spot is None:  # check_move_source refuses an absent entry
+            raise not_found("move", src.display_path)
+        if dst_spot is None:
+            dst_spot = reach_entry(reach, dst.path, dst.display_path, MOVE_TO, created)
+            assert dst_spot is not None  # missing parents were made
         lock_in_order([src_spot, dst_spot])
         moved = _move_locked(reach, src_spot, dst_spot, src, dst, replace, guard)
     except BaseException as exc:
@@ -103,7 +107,8 @@ def move(
             raise os_failure("move", src.display_path, exc) from exc
         raise
     finally:
-        src_spot.close()
+        if src_spot is not None:
+            src_spot.close()
         if dst_spot is not None:
             dst_spot.close()
     created.close()
@@ -123,11 +128,14 @@ def _move_locked(
     current, state = entry_state(reach, src_spot)
     check_move_source(src.display_path, state, guard.source)
     assert current is not None
+    is_directory = st.S_ISDIR(current.st_mode)
+    src_real, dst_real = canonical_path(src_spot), canonical_path(dst_spot)
+    if is_directory and dst_real != src_real and is_beneath(dst_real, src_real):
+        raise _into_itself(src.display_path)
     existing, existing_state = entry_state(reach, dst_spot)
     check_move_destination(dst.display_path, existing_state, guard.destination, replace=replace)
-    is_directory = st.S_ISDIR(current.st_mode)
-    if is_directory and is_beneath(canonical_path(dst_spot), canonical_path(src_spot)):
-        raise _into_itself(src.display_path)
+    if dst_real == src_real:  # one entry by two names: renaming it onto itself does nothing
+        return Moved(path_type_of(current.st_mode), state[1] if state else None, False)
     if existing is not None:
         if is_directory and not st.S_ISDIR(existing.st_mode):
             raise not_directory(MOVE_TO, dst.display_path)
@@ -136,16 +144,15 @@ def _move_locked(
     kind = path_type_of(current.st_mode)
     try:
         if existing is not None and _same_inode(existing, current):
-            # Two names of one file (or the name itself): rename would do nothing.
-            if canonical_path(src_spot) != canonical_path(dst_spot):
-                os.unlink(src_spot.name, dir_fd=src_spot.dir_fd)
+            # Two hard links of one file: rename(2) would do nothing and keep both.
+            os.unlink(src_spot.name, dir_fd=src_spot.dir_fd)
         else:
             rename_at(
                 src_spot.dir_fd, src_spot.name, dst_spot.dir_fd, dst_spot.name, replace=replace
             )
     except OSError as exc:
         if exc.errno == errno.EXDEV:
-            _move_across(reach, src_spot, dst_spot, current, src, replace)
+            _move_across(src_spot, dst_spot, current, src, replace)
         elif exc.errno == errno.EEXIST and not replace:
             raise already_exists(dst.display_path) from exc
         elif exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
@@ -165,7 +172,6 @@ def _same_inode(a: os.stat_result, b: os.stat_result) -> bool:
 
 
 def _move_across(
-    reach: Reach,
     src_spot: Spot,
     dst_spot: Spot,
     current: os.stat_result,

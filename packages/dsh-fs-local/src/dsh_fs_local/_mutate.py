@@ -27,7 +27,16 @@ from ._reach import CreatedDirectories, Reach, Refused, Spot
 from ._reading import READ_FLAGS, read_all
 from ._temporaries import remember_clean, sweep_unless_clean
 
-__all__ = ["Check", "Mutated", "Plan", "mutate"]
+__all__ = [
+    "Check",
+    "Mutated",
+    "Plan",
+    "checked_state",
+    "mutate",
+    "mutation_failure",
+    "publish",
+    "writable_spot",
+]
 
 R = TypeVar("R")
 
@@ -83,7 +92,7 @@ def _may_write(spot: Spot) -> bool:
     )
 
 
-def _writable_spot(
+def writable_spot(
     reach: Reach,
     key: str,
     display_path: str,
@@ -162,35 +171,11 @@ def mutate(
     the target and the directory exactly as they were.
     """
     created = CreatedDirectories()
-    spot = _writable_spot(reach, key, display_path, verb, check, created)
+    spot = writable_spot(reach, key, display_path, verb, check, created)
     try:
         clean = sweep_unless_clean(spot, lock_directory(spot))
-        current = _state(spot)
-        check(current)
-        if current is not None and not _may_write(spot):
-            # Replacing by rename only needs the directory's permission; a
-            # read-only file is still not ours to change (as open() would say).
-            raise OSError(errno.EACCES, os.strerror(errno.EACCES))
-        source = None if current is None else _open_current(spot, current, verb, display_path)
-        try:
-            in_place = (
-                current is not None and current.st_nlink > 1 and not reach.workspace.contained
-            )
-            previous = None
-            if (
-                source is not None
-                and current is not None
-                and (in_place or previous_max is None or current.st_size <= previous_max)
-            ):
-                previous = read_all(source, current.st_size, verb, display_path)
-            pieces, result = plan(previous)
-            if in_place and current is not None and previous is not None:
-                version = rewrite_in_place(spot, b"".join(pieces), previous, current)
-            else:
-                version = replace_via_temporary(spot, pieces, current, source)
-        finally:
-            if source is not None:
-                os.close(source)
+        current = checked_state(spot, check)
+        done = publish(reach, spot, current, plan, verb, display_path, previous_max)
         if clean:
             remember_clean(spot)
     except BaseException as exc:
@@ -198,9 +183,57 @@ def mutate(
         created.undo()
         if not isinstance(exc, OSError):
             raise
-        if exc.errno == errno.EISDIR:
-            raise not_regular(verb, display_path) from exc
-        raise os_failure(verb, display_path, exc) from exc
+        raise mutation_failure(verb, display_path, exc) from exc
     spot.close()
     created.close()
+    return done
+
+
+def mutation_failure(verb: str, display_path: str, exc: OSError) -> FsError:
+    """The ``FsError`` of an ``OSError`` met while checking or publishing a mutation."""
+    if exc.errno == errno.EISDIR:
+        return not_regular(verb, display_path)
+    return os_failure(verb, display_path, exc)
+
+
+def checked_state(spot: Spot, check: Check) -> os.stat_result | None:
+    """The target's state under the lock, once ``check`` passed and the file (if any) is
+    this process's to change (effective ids, as ``open`` would say)."""
+    current = _state(spot)
+    check(current)
+    if current is not None and not _may_write(spot):
+        # Replacing by rename only needs the directory's permission; a
+        # read-only file is still not ours to change (as open() would say).
+        raise OSError(errno.EACCES, os.strerror(errno.EACCES))
+    return current
+
+
+def publish(
+    reach: Reach,
+    spot: Spot,
+    current: os.stat_result | None,
+    plan: Plan[R],
+    verb: str,
+    display_path: str,
+    previous_max: int | None = None,
+) -> Mutated[R]:
+    """Read what ``plan`` needs of the checked file ``current``, plan, and publish."""
+    source = None if current is None else _open_current(spot, current, verb, display_path)
+    try:
+        in_place = current is not None and current.st_nlink > 1 and not reach.workspace.contained
+        previous = None
+        if (
+            source is not None
+            and current is not None
+            and (in_place or previous_max is None or current.st_size <= previous_max)
+        ):
+            previous = read_all(source, current.st_size, verb, display_path)
+        pieces, result = plan(previous)
+        if in_place and current is not None and previous is not None:
+            version = rewrite_in_place(spot, b"".join(pieces), previous, current)
+        else:
+            version = replace_via_temporary(spot, pieces, current, source)
+    finally:
+        if source is not None:
+            os.close(source)
     return Mutated(version, current is not None, result)

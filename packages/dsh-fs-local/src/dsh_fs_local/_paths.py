@@ -71,3 +71,8 @@ def path_type_of(mode: int) -> PathType:
     if st.S_ISLNK(mode):
         return "symlink"
     return entry_type_of(mode)
+
+
+def file_state(info: os.stat_result | None) -> tuple[EntryType, str] | None:
+    """What the write and edit preconditions look at: ``(type, version)``; ``None``: absent."""
+    return None if info is None else (entry_type_of(info.st_mode), version_of(info))

@@ -6,8 +6,9 @@ sweep, check the guard on the current state, then ``unlink``/``rmdir`` with
 ``dir_fd``. A tree (``recursive``) vanishes at once for every observer: it
 is renamed aside in its own directory to ``.<name>.dsh-<pid>-<8 hex>.del``
 (``renameat2(RENAME_NOREPLACE)`` through the directory's descriptor), the
-directory is ``fsync``ed, and only then is the tree deleted beneath that
-descriptor, never following a link inside (:mod:`~dsh_fs_local._tree`). A
+directory is ``fsync``ed (and, for a lone removal, its lock released), and
+only then is the tree deleted beneath that descriptor, never following a
+link inside (:mod:`~dsh_fs_local._tree`). A
 crash leaves only the ``.del`` tree, which the next mutation's sweep in that
 directory removes.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat as st
 
@@ -48,7 +50,7 @@ def remove(
     try:
         lock_in_order([spot])
         current = check_removable(reach, spot, display_path, recursive, expected, "delete")
-        return remove_entry(spot, current, recursive, display_path, "delete")
+        return remove_entry(spot, current, recursive, display_path, "delete", unlock_early=True)
     except OSError as exc:
         raise os_failure("delete", display_path, exc) from exc
     finally:
@@ -83,14 +85,25 @@ def _empty(spot: Spot) -> bool:
 
 
 def remove_entry(
-    spot: Spot, current: os.stat_result, recursive: bool, display_path: str, verb: str
+    spot: Spot,
+    current: os.stat_result,
+    recursive: bool,
+    display_path: str,
+    verb: str,
+    *,
+    unlock_early: bool = False,
 ) -> PathType:
-    """Remove the checked entry ``current`` from the spot's directory; its type."""
+    """Remove the checked entry ``current`` from the spot's directory; its type.
+
+    ``unlock_early``: a tree's directory lock is released once the tree is
+    aside (durably), so a long deletion does not hold up writes beside it —
+    for a lone removal, not inside a batch that still has changes to publish.
+    """
     kind = path_type_of(current.st_mode)
     if kind != "directory":
         os.unlink(spot.name, dir_fd=spot.dir_fd)
     elif recursive:
-        _remove_aside(spot, current, display_path, verb)
+        _remove_aside(spot, current, display_path, verb, unlock_early)
     else:
         try:
             os.rmdir(spot.name, dir_fd=spot.dir_fd)
@@ -102,8 +115,14 @@ def remove_entry(
     return kind
 
 
-def _remove_aside(spot: Spot, current: os.stat_result, display_path: str, verb: str) -> None:
+def _remove_aside(
+    spot: Spot, current: os.stat_result, display_path: str, verb: str, unlock_early: bool
+) -> None:
     """Rename the tree aside, make that durable, then delete it beneath the directory.
+
+    The aside name is one of this process's in-flight temporaries while the
+    tree is deleted, so no sweep (ours or another process's: the pid runs)
+    takes it, with or without the directory's lock.
 
     If the tree cannot be deleted completely (an entry this process may not
     remove), what remains is renamed back and the ``OSError`` raised: the
@@ -121,6 +140,9 @@ def _remove_aside(spot: Spot, current: os.stat_result, display_path: str, verb: 
                 verb, display_path, "file changed during the operation", FsErrorCode.FS_IO_ERROR
             )
         fsync_directory(spot)
+        if unlock_early and spot.readable:
+            with contextlib.suppress(OSError):
+                fcntl.flock(directory, fcntl.LOCK_UN)
         try:
             remove_tree(directory, aside)
         except OSError:

@@ -17,17 +17,26 @@ import os
 import platform
 import sys
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["RENAME_NOREPLACE", "rename_at"]
+__all__ = ["RENAMEAT2", "RENAME_NOREPLACE", "Renameat2", "rename_at"]
 
 RENAME_NOREPLACE: Final = 1
 _SYSCALL_NUMBERS: Final = {"x86_64": 316, "aarch64": 276}
 
-_Renameat2 = Callable[[int, bytes, int, bytes, int], int]
+Renameat2 = Callable[[int, bytes, int, bytes, int], int]
+"""``renameat2(old_dir, old, new_dir, new, flags)``: 0, or -1 with ``ctypes.get_errno()``."""
+
+_ARGTYPES: Final[list[Any]] = [
+    ctypes.c_int,
+    ctypes.c_char_p,
+    ctypes.c_int,
+    ctypes.c_char_p,
+    ctypes.c_uint,
+]
 
 
-def _bind() -> _Renameat2 | None:
+def _bind() -> Renameat2 | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -37,27 +46,14 @@ def _bind() -> _Renameat2 | None:
     function = getattr(libc, "renameat2", None)
     if function is not None:
         function.restype = ctypes.c_int
-        function.argtypes = [
-            ctypes.c_int,
-            ctypes.c_char_p,
-            ctypes.c_int,
-            ctypes.c_char_p,
-            ctypes.c_uint,
-        ]
+        function.argtypes = _ARGTYPES
         return function  # type: ignore[no-any-return]
     number = _SYSCALL_NUMBERS.get(platform.machine())
     if number is None:
         return None
     syscall = libc.syscall
     syscall.restype = ctypes.c_long
-    syscall.argtypes = [
-        ctypes.c_long,
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_uint,
-    ]
+    syscall.argtypes = [ctypes.c_long, *_ARGTYPES]
 
     def renameat2(old_dir: int, old: bytes, new_dir: int, new: bytes, flags: int) -> int:
         result: int = syscall(number, old_dir, old, new_dir, new, flags)
@@ -66,7 +62,9 @@ def _bind() -> _Renameat2 | None:
     return renameat2
 
 
-_RENAMEAT2: Final = _bind()
+RENAMEAT2: Final = _bind()
+"""The binding (glibc's ``renameat2``, else the raw system call); ``None`` where neither
+exists. The swap-race test exchanges names with it (``RENAME_EXCHANGE``)."""
 
 
 def rename_at(old_dir: int, old: str, new_dir: int, new: str, *, replace: bool) -> None:
@@ -78,8 +76,8 @@ def rename_at(old_dir: int, old: str, new_dir: int, new: str, *, replace: bool) 
     to with a plain rename: the caller holds both directories' locks, so only
     a process that does not take them can slip in between.
     """
-    if not replace and _RENAMEAT2 is not None:
-        if _RENAMEAT2(old_dir, os.fsencode(old), new_dir, os.fsencode(new), RENAME_NOREPLACE) == 0:
+    if not replace and RENAMEAT2 is not None:
+        if RENAMEAT2(old_dir, os.fsencode(old), new_dir, os.fsencode(new), RENAME_NOREPLACE) == 0:
             return
         code = ctypes.get_errno()
         if code not in (errno.ENOSYS, errno.EINVAL):
