@@ -188,7 +188,7 @@ def test_call_with_arguments_that_are_not_json_is_bad_usage(tmp_path: Path) -> N
     proc = dsh_fs("call", "read", "{file_path: a.txt}", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stdout == b""
-    assert b"dsh-fs call: error: ARGS is not valid JSON: Expecting property name" in proc.stderr
+    assert b"dsh-fs: ARGS is not valid JSON: Expecting property name" in proc.stderr
 
 
 def test_call_with_an_unknown_backend_names_the_installed_ones(tmp_path: Path) -> None:
@@ -196,7 +196,7 @@ def test_call_with_an_unknown_backend_names_the_installed_ones(tmp_path: Path) -
     assert proc.returncode == 2
     assert proc.stdout == b""
     assert (
-        b'dsh-fs call: error: unknown backend "s3" (installed dsh_fs.backends: local, memory, sftp)'
+        b'dsh-fs: unknown backend "s3" (installed dsh_fs.backends: local, memory, sftp)'
         in proc.stderr
     )
 
@@ -408,4 +408,4 @@ def test_call_still_refuses_an_unknown_name_in_tools(tmp_path: Path) -> None:
 def test_call_of_a_tool_left_out_by_tools_is_unknown(tmp_path: Path) -> None:
     proc = dsh_fs("call", "grep", '{"pattern": "x"}', "--tools", "read,glob", cwd=tmp_path)
     assert proc.returncode == 2
-    assert proc.stderr == b'dsh-fs call: error: unknown tool "grep" (tools: read, glob)\n'
+    assert proc.stderr == b'dsh-fs: unknown tool "grep" (tools: read, glob)\n'

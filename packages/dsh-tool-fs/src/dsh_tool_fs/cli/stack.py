@@ -202,7 +202,7 @@ def _not_a_directory(directory: str) -> str:
     of another installed backend (``sftp://…`` without ``--backend sftp``)."""
     scheme, sep, _ = directory.partition("://")
     if sep and scheme in installed_names(BACKENDS_GROUP):
-        return f"a URL is a directory of another backend: add --backend {scheme}"
+        return f"a {scheme}:// URL needs --backend {scheme}"
     if not os.path.lexists(directory):
         return "does not exist"
     return "not a directory"
