@@ -23,6 +23,7 @@ Needs the optional dependency: ``pip install "dsh-tool-fs[mcp]"``.
 from __future__ import annotations
 
 import fcntl
+import logging
 import math
 import os
 from collections.abc import AsyncIterator
@@ -38,6 +39,7 @@ from mcp.server import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 
 from . import formats
@@ -48,6 +50,7 @@ from .names import escape_surrogates
 from .stdin_lines import InterruptibleStdin
 
 SERVER_NAME = "dsh-fs"
+logger = logging.getLogger("dsh_tool_fs.mcp")
 
 
 def _server_version() -> str:
@@ -154,12 +157,16 @@ async def _host_of_roots(
     wants_roots = types.ClientCapabilities(roots=types.RootsCapability())
     uris: list[str] = []
     if ctx.session.check_client_capability(wants_roots):
-        with anyio.fail_after(ROOTS_TIMEOUT):
-            listed = await ctx.session.send_request(
-                types.ListRootsRequest(),
-                types.ListRootsResult,
-                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-            )
+        try:
+            with anyio.fail_after(ROOTS_TIMEOUT):
+                listed = await ctx.session.send_request(
+                    types.ListRootsRequest(),
+                    types.ListRootsResult,
+                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+                )
+        except (TimeoutError, MCPError) as exc:  # asked again on the next call
+            logger.warning("the client did not list its roots: %s", exc)
+            return None
         uris = [str(root.uri) for root in listed.roots]
     return client.use_roots(paths_of_roots(uris), build)
 
@@ -172,6 +179,7 @@ async def _execute(
     cancelled call does (``<verb> aborted``, files as they were) rather than wherever the
     cancellation lands; progress goes to the client when it sent a ``progressToken``."""
     cancel = anyio.Event()
+    done = False
 
     async def cancel_when_this_handler_is(
         *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -180,7 +188,8 @@ async def _execute(
             task_status.started()
             await anyio.sleep_forever()
         finally:
-            cancel.set()
+            if not done:
+                cancel.set()
 
     progress = _progress_sink(ctx)
     async with anyio.create_task_group() as tg:
@@ -189,7 +198,10 @@ async def _execute(
             result = await host.execute(
                 name, arguments, session=session, cancel=cancel, progress=progress
             )
+        done = True
         tg.cancel_scope.cancel()
+        if cancel.is_set():  # the answer is not sent: say in the log how the call ended
+            logger.info("tools/call %s cancelled: %s", name, result.text)
     return result
 
 
