@@ -115,7 +115,7 @@ class Clients:
     def drop(self, key: str | None) -> None:
         """Forget client ``key`` (its session ended): its observations go with it."""
         if self._clients.pop(key, None) is not None:
-            logger.debug("client %s dropped", key)
+            logger.info("MCP session %s ended: its observations are dropped", key)
 
     def begin(self, key: str) -> None:
         """A request of client ``key`` is in flight (HTTP: it keeps the client alive)."""

@@ -49,6 +49,15 @@ from .mcp_clients import NO_ROOTS, Client, Clients, RootsStack, paths_of_roots
 from .names import escape_surrogates
 from .stdin_lines import InterruptibleStdin
 
+__all__ = [
+    "SERVER_NAME",
+    "InterruptibleStdin",
+    "build_server",
+    "client_key",
+    "mcp_tools",
+    "serve_stdio",
+]
+
 SERVER_NAME = "dsh-fs"
 logger = logging.getLogger("dsh_tool_fs.mcp")
 
