@@ -10,6 +10,7 @@ plugin, installed for the server process through entry points (:func:`slow_site`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -160,9 +161,11 @@ class Served:
 
 
 @contextmanager
-def http_server(workspace: Path, env: dict[str, str], *extra: str) -> Iterator[Served]:
-    """``dsh-fs mcp --http 127.0.0.1:0`` (a free port), stopped with SIGTERM at the end:
-    it must exit 143 (128 + SIGTERM) without a traceback."""
+def http_server(
+    workspace: Path, env: dict[str, str], *extra: str, stop: int = signal.SIGTERM
+) -> Iterator[Served]:
+    """``dsh-fs mcp --http 127.0.0.1:0`` (a free port), stopped with ``stop`` (SIGTERM) at
+    the end: it must exit ``128 + stop`` without a traceback."""
     argv = [sys.executable, "-m", "dsh_tool_fs.cli", "mcp", "--http", "127.0.0.1:0"]
     argv += ["--cwd", str(workspace), "--log-level", "INFO", *extra]
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -185,7 +188,7 @@ def http_server(workspace: Path, env: dict[str, str], *extra: str) -> Iterator[S
     try:
         yield served
     finally:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)
         try:
             status = proc.wait(timeout=TIMEOUT)
         finally:
@@ -193,7 +196,7 @@ def http_server(workspace: Path, env: dict[str, str], *extra: str) -> Iterator[S
                 proc.kill()
                 proc.wait()
         reader.join(timeout=TIMEOUT)
-    assert status == 128 + signal.SIGTERM, "".join(served.log)
+    assert status == 128 + stop, "".join(served.log)
     assert not served.logged("Traceback"), "".join(served.log)
 
 
@@ -286,6 +289,37 @@ async def test_over_http_each_mcp_session_is_its_own_observation_owner(
         async with http_client(served.url) as third:  # the first session ended (DELETE)
             assert text_of(await third.call_tool("edit", back)) == refused
     assert (workspace / "a.txt").read_text() == "two\n"
+
+
+@pytest.mark.anyio
+async def test_ctrl_c_stops_the_http_server_with_status_130(
+    workspace: Path, tmp_path: Path
+) -> None:
+    with http_server(workspace, server_env(tmp_path), stop=signal.SIGINT) as served:
+        async with http_client(served.url) as client:
+            assert (await client.call_tool("list")).is_error is False
+
+
+@pytest.mark.anyio
+async def test_sigterm_aborts_an_edit_in_flight_and_leaves_the_file_unchanged(
+    workspace: Path, tmp_path: Path, slow_site: Path
+) -> None:
+    env = server_env(tmp_path, slow_site)
+    edit = {"file_path": "slow.txt", "old_string": "keep", "new_string": "lost"}
+
+    async def edit_until_the_server_stops(client: ClientSession) -> None:
+        with contextlib.suppress(Exception):  # the connection ends with the server
+            await client.call_tool("edit", edit)
+
+    with http_server(workspace, env, "--plugin", "slow") as served, anyio.fail_after(TIMEOUT):
+        async with http_client(served.url) as client, anyio.create_task_group() as tg:
+            await client.call_tool("read", {"file_path": "slow.txt"})
+            tg.start_soon(edit_until_the_server_stops, client)
+            await wait_for_marker(tmp_path, "edit_intent")
+            served.proc.send_signal(signal.SIGTERM)
+            await served.wait_for_log("tools/call edit cancelled: Error: edit aborted")
+            tg.cancel_scope.cancel()
+    assert (workspace / "slow.txt").read_text() == "keep\n"
 
 
 # -- cancellation: the call ends as its cancel event ends it, files unchanged -------------------
