@@ -17,8 +17,9 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -322,86 +323,70 @@ async def test_sigterm_aborts_an_edit_in_flight_and_leaves_the_file_unchanged(
     assert (workspace / "slow.txt").read_text() == "keep\n"
 
 
-# -- cancellation: the call ends as its cancel event ends it, files unchanged -------------------
+# -- cancellation and progress, over both transports -------------------------------------------
+
+
+@asynccontextmanager
+async def served_client(
+    transport: str, workspace: Path, tmp_path: Path, env: dict[str, str], *extra: str
+) -> AsyncIterator[tuple[ClientSession, Callable[[str], Awaitable[None]]]]:
+    """A client of the server over ``transport``, and a wait for a line in the server's log."""
+    if transport == "http":
+        with http_server(workspace, env, *extra) as served:
+            async with http_client(served.url) as client:
+                yield client, served.wait_for_log
+    else:
+        async with stdio_session(workspace, env, *extra) as client:
+            yield client, partial(wait_for_server_log, tmp_path)
 
 
 @pytest.mark.anyio
-async def test_a_grep_cancelled_over_http_is_aborted(
-    workspace: Path, tmp_path: Path, slow_site: Path
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_cancelled_grep_is_aborted_and_the_session_goes_on(
+    workspace: Path, tmp_path: Path, slow_site: Path, transport: str
 ) -> None:
     env = server_env(tmp_path, slow_site)
-    with http_server(workspace, env, "--backend", "slow") as served, anyio.fail_after(TIMEOUT):
-        async with http_client(served.url) as client:
+    with anyio.fail_after(TIMEOUT):
+        async with served_client(transport, workspace, tmp_path, env, "--backend", "slow") as (
+            client,
+            wait_for_log,
+        ):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.call_tool, "grep", {"pattern": "ne+dle", "path": "slow"})
                 await wait_for_marker(tmp_path, "list_dir")
                 tg.cancel_scope.cancel()  # the SDK sends notifications/cancelled
-            await served.wait_for_log("tools/call grep cancelled: Error: grep aborted")
-            listed = await client.call_tool("list")  # the session goes on
-            assert listed.is_error is False
+            await wait_for_log("tools/call grep cancelled: Error: grep aborted")
+            found = await client.call_tool("grep", {"pattern": "ne+dle", "path": "src"})
+            assert text_of(found).endswith("(12 matches in 12 files)\n</content>")
 
 
 @pytest.mark.anyio
-async def test_an_edit_cancelled_over_http_is_aborted_and_the_file_unchanged(
-    workspace: Path, tmp_path: Path, slow_site: Path
-) -> None:
-    env = server_env(tmp_path, slow_site)
-    edit = {"file_path": "slow.txt", "old_string": "keep", "new_string": "lost"}
-    with (
-        http_server(workspace, env, "--plugin", "slow") as served,
-        anyio.fail_after(TIMEOUT),
-    ):
-        async with http_client(served.url) as client:
-            await client.call_tool("read", {"file_path": "slow.txt"})
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(client.call_tool, "edit", edit)
-                await wait_for_marker(tmp_path, "edit_intent")
-                tg.cancel_scope.cancel()
-            await served.wait_for_log("tools/call edit cancelled: Error: edit aborted")
-    assert (workspace / "slow.txt").read_text() == "keep\n"
-
-
-@pytest.mark.anyio
-async def test_an_edit_cancelled_over_stdio_is_aborted_and_the_file_unchanged(
-    workspace: Path, tmp_path: Path, slow_site: Path
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_cancelled_edit_is_aborted_and_the_file_unchanged(
+    workspace: Path, tmp_path: Path, slow_site: Path, transport: str
 ) -> None:
     env = server_env(tmp_path, slow_site)
     edit = {"file_path": "slow.txt", "old_string": "keep", "new_string": "lost"}
     with anyio.fail_after(TIMEOUT):
-        async with stdio_session(workspace, env, "--plugin", "slow") as client:
+        async with served_client(transport, workspace, tmp_path, env, "--plugin", "slow") as (
+            client,
+            wait_for_log,
+        ):
             await client.call_tool("read", {"file_path": "slow.txt"})
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.call_tool, "edit", edit)
                 await wait_for_marker(tmp_path, "edit_intent")
                 tg.cancel_scope.cancel()
-            await wait_for_server_log(tmp_path, "tools/call edit cancelled: Error: edit aborted")
+            await wait_for_log("tools/call edit cancelled: Error: edit aborted")
             assert (await client.call_tool("read", {"file_path": "a.txt"})).is_error is False
     assert (workspace / "slow.txt").read_text() == "keep\n"
 
 
 @pytest.mark.anyio
-async def test_a_grep_cancelled_over_stdio_is_aborted_and_the_session_goes_on(
-    workspace: Path, tmp_path: Path, slow_site: Path
-) -> None:
-    env = server_env(tmp_path, slow_site)
-    with anyio.fail_after(TIMEOUT):
-        async with stdio_session(workspace, env, "--backend", "slow") as client:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(client.call_tool, "grep", {"pattern": "ne+dle", "path": "slow"})
-                await wait_for_marker(tmp_path, "list_dir")
-                tg.cancel_scope.cancel()
-            await wait_for_server_log(tmp_path, "tools/call grep cancelled: Error: grep aborted")
-            found = await client.call_tool("grep", {"pattern": "ne+dle", "path": "src"})
-            assert text_of(found).endswith("(12 matches in 12 files)\n</content>")
-
-
-# -- progress -----------------------------------------------------------------------------------
-
-
-@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("tool", ["glob", "grep"])
-async def test_search_reports_progress_over_http(
-    workspace: Path, tmp_path: Path, tool: str
+async def test_search_reports_progress_when_the_client_asks(
+    workspace: Path, tmp_path: Path, transport: str, tool: str
 ) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
 
@@ -409,33 +394,18 @@ async def test_search_reports_progress_over_http(
         seen.append((progress, total, message))
 
     args = {"pattern": "*.txt"} if tool == "glob" else {"pattern": "ne+dle"}
-    with http_server(workspace, server_env(tmp_path)) as served, anyio.fail_after(TIMEOUT):
-        async with http_client(served.url) as client:
+    env = server_env(tmp_path)
+    with anyio.fail_after(TIMEOUT):
+        async with served_client(transport, workspace, tmp_path, env) as (client, _):
             result = await client.call_tool(tool, args, progress_callback=on_progress)
             assert result.is_error is False
-            unasked = await client.call_tool(tool, args)  # no progressToken: no notification
+            unasked = await client.call_tool(tool, args)  # no progressToken: answered as usual
             assert unasked.is_error is False
     assert len(seen) >= 1
     progress, _, message = seen[0]
     assert progress > 0
     assert message is not None and message.endswith("files found")
     assert [p for p, _, _ in seen] == sorted({p for p, _, _ in seen})  # strictly growing
-
-
-@pytest.mark.anyio
-async def test_grep_reports_progress_over_stdio(workspace: Path, tmp_path: Path) -> None:
-    seen: list[str | None] = []
-
-    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        seen.append(message)
-
-    with anyio.fail_after(TIMEOUT):
-        async with stdio_session(workspace, server_env(tmp_path)) as client:
-            result = await client.call_tool(
-                "grep", {"pattern": "ne+dle"}, progress_callback=on_progress
-            )
-    assert result.is_error is False
-    assert seen and seen[0] is not None and seen[0].endswith("files found")
 
 
 # -- client roots -------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ import anyio
 from ..formats import tools_document
 from ..names import escape_surrogates
 from ..stdin_lines import InterruptibleLines
-from .http_options import http_options, serve_over_http
 from .output import encode_plain, json_line, silence_stdout, write
 from .parser import build_parser
 from .session import answer, json_problem, run_session_lines
@@ -143,6 +142,8 @@ def run_mcp(args: argparse.Namespace) -> int:
             raise UsageError(MCP_INSTALL_HINT) from exc
         # The SDK is there but predates the low-level API used here.
         raise UsageError(f"{MCP_SDK_TOO_OLD} (installed: mcp {installed_version('mcp')})") from exc
+    from .http_options import http_options, serve_over_http  # socket & co.: for mcp only
+
     http = http_options(args) if args.http is not None else None
     if args.client_roots and args.backend != HOST_BACKEND:
         raise UsageError(
