@@ -73,3 +73,10 @@ def test_a_client_builds_a_host_only_when_its_roots_change() -> None:
     cwds.append(client.session.cwd)
     assert cwds == ["/p", None]
     assert built == [("/p", "/q")]
+
+
+def test_a_fresh_client_is_never_kept() -> None:
+    clients = Clients(cwd="/w")
+    one, two = clients.fresh(), clients.fresh()
+    assert one.session is not two.session
+    assert len(clients) == 0

@@ -109,6 +109,10 @@ class Clients:
             client = self._clients[key] = Client(Session(cwd=self._cwd))
         return client
 
+    def fresh(self) -> Client:
+        """A client of one request only, never kept."""
+        return Client(Session(cwd=self._cwd))
+
     def known(self, key: str | None) -> Client | None:
         return self._clients.get(key)
 

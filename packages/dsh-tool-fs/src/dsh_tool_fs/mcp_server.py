@@ -103,7 +103,7 @@ def build_server(
     async def call_tool(
         ctx: ServerRequestContext[Clients], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        client = ctx.lifespan_context.get(client_key(ctx))
+        client = _client_of(ctx)
         host: ToolFs | None = toolfs
         if client_roots is not None:
             host = await _host_of_roots(ctx, client, client_roots)
@@ -151,6 +151,16 @@ def client_key(ctx: ServerRequestContext[Any]) -> str | None:
         return None
     key = headers.get(MCP_SESSION_ID_HEADER)
     return key if isinstance(key, str) else None
+
+
+def _client_of(ctx: ServerRequestContext[Clients]) -> Client:
+    """The client a ``tools/call`` comes from. A stateless HTTP request (the 2026 protocol,
+    no MCP session) is a client of its own: nothing it observes outlives it."""
+    clients = ctx.lifespan_context
+    key = client_key(ctx)
+    if key is None and ctx.request is not None:
+        return clients.fresh()
+    return clients.get(key)
 
 
 ROOTS_TIMEOUT = 30.0
