@@ -89,7 +89,7 @@ example client configuration (Claude Desktop, Cursor, ...):
                                       "--allow-read", "/path/to/docs"]}}}}}}
 
 inside a sandbox, over HTTP, with a bearer token:
-  DSH_FS_MCP_TOKEN=$(cat /run/secrets/mcp-token) dsh-fs mcp --http 0.0.0.0:8765 --cwd /workspace
+  dsh-fs mcp --http 0.0.0.0:8765 --token-file /run/secrets/mcp-token --cwd /workspace
 
 the workspace folders the client declares (MCP roots):
   {{"mcpServers": {{"dsh-fs": {{"command": "dsh-fs", "args": ["mcp", "--client-roots"]}}}}}}
