@@ -42,6 +42,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -123,7 +124,13 @@ class _SessionActivity:
         self._app = app
         self._clients = clients
 
+    stopping = False
+    """Set when the server stops: the sessions are ending, a new request is answered 503."""
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.stopping and scope["type"] == "http":
+            await Response("the server is stopping", status_code=503)(scope, receive, send)
+            return
         key = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == _HEADER), None)
         if scope["type"] != "http" or key is None:
             await self._app(scope, receive, send)
@@ -165,13 +172,15 @@ def build_http_app(
         security_settings=transport_security(host, port),
         session_idle_timeout=idle_timeout,
     )
-    endpoint: ASGIApp = _SessionActivity(StreamableHTTPASGIApp(manager), clients)
+    activity = _SessionActivity(StreamableHTTPASGIApp(manager), clients)
+    endpoint: ASGIApp = activity
     middleware: list[Middleware] = []
     if token is not None:
         endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
         backend = BearerAuthBackend(StaticToken(token))
         middleware.append(Middleware(AuthenticationMiddleware, backend=backend))
     app = Starlette(routes=[Route(MCP_PATH, endpoint=endpoint)], middleware=middleware)
+    app.state.activity = activity
     return app, manager, clients
 
 
@@ -233,6 +242,7 @@ async def serve_http(
                         tg.cancel_scope.cancel()
                         return
                     stopped_by = signum
+                    app.state.activity.stopping = True
                     web.should_exit = True
                     sessions.cancel()
 
