@@ -3,6 +3,10 @@
 The stack is assembled from the installed entry points (``local`` backend,
 ``policy`` plugin), exactly as a user's shell would get it. Each test works
 in its own ``tmp_path`` workspace (``--cwd``).
+
+Kept as one file: the helpers that run the command and read its output are
+shared by every subcommand's tests, which read in the order of the guide
+(docs/using/cli.md).
 """
 
 from __future__ import annotations

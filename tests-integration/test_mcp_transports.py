@@ -6,6 +6,10 @@ Calls that must be in flight when the client cancels them run on a ``slow`` back
 plugin, installed for the server process through entry points (:func:`slow_site`): its
 ``list_dir`` of a directory named ``slow``, and its edit intent for a file named
 ``slow.txt``, write a marker file and wait, so that a test cancels exactly there.
+
+Kept as one file: the server started over both transports, the slow stack and
+the client helpers are shared by every test, most of which run over stdio and
+HTTP alike.
 """
 
 from __future__ import annotations

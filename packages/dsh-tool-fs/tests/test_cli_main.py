@@ -2,6 +2,10 @@
 
 The subprocess tests in ``tests-integration/`` run the real command; these
 cover the many small cases quickly (no interpreter start-up per case).
+
+Kept as one file: every case goes through the one ``dsh_fs`` fixture (an
+in-process run of ``main`` with its captured output), and the cases read as
+one catalogue of what the command answers.
 """
 
 from __future__ import annotations
