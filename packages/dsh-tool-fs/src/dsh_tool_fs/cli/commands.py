@@ -15,7 +15,6 @@ import anyio
 
 from ..formats import tools_document
 from ..names import escape_surrogates
-from ..stdin_lines import InterruptibleLines
 from .output import encode_plain, json_line, silence_stdout, write
 from .parser import build_parser
 from .session import answer, json_problem, run_session_lines
@@ -125,6 +124,8 @@ def run_session(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> 
 
 def _lines_of(stdin: BinaryIO) -> AsyncIterable[bytes]:
     """The lines of ``stdin``: from its descriptor, interruptibly, when it has one."""
+    from ..stdin_lines import InterruptibleLines  # for session only: start-up stays lean
+
     try:
         fd = stdin.fileno()
     except (OSError, ValueError):  # an in-memory stream (a closed stdin, a test's)
