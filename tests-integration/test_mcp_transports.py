@@ -332,15 +332,21 @@ async def test_sigterm_aborts_an_edit_in_flight_and_leaves_the_file_unchanged(
 
 @asynccontextmanager
 async def served_client(
-    transport: str, workspace: Path, tmp_path: Path, env: dict[str, str], *extra: str
+    transport: str,
+    workspace: Path,
+    tmp_path: Path,
+    env: dict[str, str],
+    *extra: str,
+    **options: Any,
 ) -> AsyncIterator[tuple[ClientSession, Callable[[str], Awaitable[None]]]]:
-    """A client of the server over ``transport``, and a wait for a line in the server's log."""
+    """A client of the server over ``transport`` (``options``: the ``ClientSession``'s), and a
+    wait for a line in the server's log."""
     if transport == "http":
         with http_server(workspace, env, *extra) as served:
-            async with http_client(served.url) as client:
+            async with http_client(served.url, **options) as client:
                 yield client, served.wait_for_log
     else:
-        async with stdio_session(workspace, env, *extra) as client:
+        async with stdio_session(workspace, env, *extra, **options) as client:
             yield client, partial(wait_for_server_log, tmp_path)
 
 
@@ -437,15 +443,17 @@ def two_projects(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_the_workspace_follows_the_client_roots_and_their_changes(
-    workspace: Path, tmp_path: Path, two_projects: tuple[Path, Path]
+    workspace: Path, tmp_path: Path, two_projects: tuple[Path, Path], transport: str
 ) -> None:
     first, second = two_projects
     roots = Roots(first)
+    env = server_env(tmp_path)
     with anyio.fail_after(TIMEOUT):
-        async with stdio_session(
-            workspace, server_env(tmp_path), "--client-roots", list_roots_callback=roots
-        ) as client:
+        async with served_client(
+            transport, workspace, tmp_path, env, "--client-roots", list_roots_callback=roots
+        ) as (client, _):
             listed = await client.call_tool("list")
             assert text_of(listed).startswith(f"<path>{first}</path>\n")
             outside = await client.call_tool("read", {"file_path": str(workspace / "a.txt")})
