@@ -297,6 +297,32 @@ async def test_over_http_each_mcp_session_is_its_own_observation_owner(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # about 8 s of waiting: one loop
+async def test_an_idle_mcp_session_ends_and_its_state_is_dropped(
+    workspace: Path, tmp_path: Path, anyio_backend: str
+) -> None:
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    read = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "read", "arguments": {"file_path": "a.txt"}},
+    }
+    env = server_env(tmp_path)
+    with http_server(workspace, env, "--idle-timeout", "1") as served, anyio.fail_after(TIMEOUT):
+        async with httpx2.AsyncClient(timeout=TIMEOUT, headers=headers) as http:
+            opened = await http.post(served.url, json=INITIALIZE)
+            session = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            await http.post(served.url, json=initialized, headers=session)
+            answered = await http.post(served.url, json=read, headers=session)
+            assert "1: one" in answered.text
+            await served.wait_for_log(f"MCP session {session['Mcp-Session-Id']} ended")
+            gone = await http.post(served.url, json=read, headers=session)
+    assert gone.status_code == 404
+
+
+@pytest.mark.anyio
 async def test_ctrl_c_stops_the_http_server_with_status_130(
     workspace: Path, tmp_path: Path
 ) -> None:
