@@ -3,14 +3,21 @@
 The stack is assembled from the installed entry points (``local`` backend,
 ``policy`` plugin), exactly as a user's shell would get it. Each test works
 in its own ``tmp_path`` workspace (``--cwd``).
+
+Kept as one file: the helpers that run the command and read its output are
+shared by every subcommand's tests, which read in the order of the guide
+(docs/using/cli.md).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -222,7 +229,7 @@ def test_call_with_arguments_that_are_not_json_is_bad_usage(tmp_path: Path) -> N
     proc = dsh_fs("call", "read", "{file_path: a.txt}", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stdout == b""
-    assert b"dsh-fs call: error: ARGS is not valid JSON: Expecting property name" in proc.stderr
+    assert b"dsh-fs: ARGS is not valid JSON: Expecting property name" in proc.stderr
 
 
 def test_call_with_an_unknown_backend_names_the_installed_ones(tmp_path: Path) -> None:
@@ -230,7 +237,7 @@ def test_call_with_an_unknown_backend_names_the_installed_ones(tmp_path: Path) -
     assert proc.returncode == 2
     assert proc.stdout == b""
     assert (
-        b'dsh-fs call: error: unknown backend "s3" (installed dsh_fs.backends: local, memory, sftp)'
+        b'dsh-fs: unknown backend "s3" (installed dsh_fs.backends: local, memory, sftp)'
         in proc.stderr
     )
 
@@ -442,4 +449,59 @@ def test_call_still_refuses_an_unknown_name_in_tools(tmp_path: Path) -> None:
 def test_call_of_a_tool_left_out_by_tools_is_unknown(tmp_path: Path) -> None:
     proc = dsh_fs("call", "grep", '{"pattern": "x"}', "--tools", "read,glob", cwd=tmp_path)
     assert proc.returncode == 2
-    assert proc.stderr == b'dsh-fs call: error: unknown tool "grep" (tools: read, glob)\n'
+    assert proc.stderr == b'dsh-fs: unknown tool "grep" (tools: read, glob)\n'
+
+
+# -- stopping ---------------------------------------------------------------------------------
+
+STOP_BOUND = 10.0
+"""Seconds from SIGINT to the exit, interpreter teardown included. Before the fix the session
+waited for the next input line in a worker thread: it never exited."""
+
+
+def test_sigint_stops_a_session_waiting_on_an_open_pipe_with_status_130(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "dsh_tool_fs.cli", "session", "--cwd", str(tmp_path)]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        try:
+            proc.stdin.write(b'{"tool": "list"}\n')
+            proc.stdin.flush()
+            assert json.loads(proc.stdout.readline())["is_error"] is False  # now waiting
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=STOP_BOUND) == 130
+            assert proc.stderr.read() == b""  # no traceback, no "Fatal Python error"
+        finally:
+            proc.kill()
+
+
+# A fork-safe launcher: a new session whose controlling terminal is the pty on fd 0, so the
+# terminal's ^C (ISIG) sends SIGINT to the command as pressing Ctrl-C in a shell would.
+ON_A_TERMINAL = (
+    "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
+def test_ctrl_c_on_a_terminal_stops_a_session_at_once_with_status_130(tmp_path: Path) -> None:
+    """Before, the first Ctrl-C left the session waiting in a worker thread for a line, and
+    a second one aborted Python (exit 134, ``_enter_buffered_busy``)."""
+    controller, terminal = os.openpty()
+    argv = [sys.executable, "-c", ON_A_TERMINAL, "-m", "dsh_tool_fs.cli", "session"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, stdin=terminal, stdout=terminal, stderr=terminal)
+    os.close(terminal)
+    try:
+        os.write(controller, b'{"tool": "list"}\n')
+        seen, deadline = b"", time.monotonic() + TIMEOUT
+        while b'"is_error"' not in seen:  # answered: the session now waits for a line
+            assert time.monotonic() < deadline, seen
+            if select.select([controller], [], [], 1)[0]:
+                seen += os.read(controller, 4096)
+        os.write(controller, b"\x03")  # Ctrl-C, through the terminal's line discipline
+        assert proc.wait(timeout=STOP_BOUND) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(controller)

@@ -466,5 +466,6 @@ def test_a_workspace_directory_that_is_none_stops_the_command_with_one_line(
     request = b'{"tool": "write", "args": {"file_path": "x.txt", "content": ""}}\n'
     proc = subprocess.run(argv, input=request, capture_output=True, timeout=TIMEOUT)
     assert (proc.returncode, proc.stdout) == (2, b"")
-    assert proc.stderr.decode().splitlines() == [f'dsh-fs: {option} "{directory}": not a directory']
+    problem = "does not exist" if kind == "missing" else "not a directory"
+    assert proc.stderr.decode().splitlines() == [f'dsh-fs: {option} "{directory}": {problem}']
     assert not (ws / "x.txt").exists()

@@ -107,3 +107,10 @@ def test_the_repository_and_each_distribution_carry_the_same_license(dist: str) 
     root = (REPO / "LICENSE").read_text()
     assert root.startswith("MIT License\n")
     assert (REPO / "packages" / dist / "LICENSE").read_text() == root
+
+
+def test_the_readme_links_every_changelog() -> None:
+    readme = (REPO / "README.md").read_text()
+    for changelog in sorted(REPO.glob("packages/*/CHANGELOG.md")):
+        link = f"]({changelog.relative_to(REPO)})"
+        assert link in readme, f"README.md does not link {changelog.relative_to(REPO)}"

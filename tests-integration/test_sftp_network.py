@@ -226,7 +226,7 @@ def test_an_option_the_backend_does_not_take_is_bad_usage(sshd: SshServer, remot
         "--backend-option", "colour=blue",
     )  # fmt: skip
     assert done.returncode == 2
-    assert done.stderr.startswith('dsh-fs call: error: --backend "sftp": ')
+    assert done.stderr.startswith('dsh-fs: --backend "sftp": ')
     assert "colour" in done.stderr and done.stderr.count("\n") == 1
 
 

@@ -2,6 +2,10 @@
 
 The subprocess tests in ``tests-integration/`` run the real command; these
 cover the many small cases quickly (no interpreter start-up per case).
+
+Kept as one file: every case goes through the one ``dsh_fs`` fixture (an
+in-process run of ``main`` with its captured output), and the cases read as
+one catalogue of what the command answers.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import pytest
 from dsh_fs import BACKENDS_GROUP
 from dsh_fs import entry_points as entry_points_module
 from dsh_tool_fs.cli import main
+from dsh_tool_fs_search.fast_path import native_status
 
 
 class Run:
@@ -127,8 +132,19 @@ def test_version_names_every_layer_backend_and_plugin_with_its_distribution(
         f"  tool memory: dsh-tool-fs-editor {ours['dsh-tool-fs-editor']}",
         f"  tool str_replace_based_edit_tool: dsh-tool-fs-editor {ours['dsh-tool-fs-editor']}",
         f"  with {libraries} on Python {platform.python_version()}",
+        f"  search fast path: {native_status()}",
     ]
     assert run.stderr == ""
+
+
+def test_version_says_why_search_has_no_fast_path(
+    dsh_fs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_FS_SEARCH_NATIVE", "0")
+    run = dsh_fs("--version")
+    assert run.stdout.decode().splitlines()[-1] == (
+        "  search fast path: off (DSH_FS_SEARCH_NATIVE=0)"
+    )
 
 
 def test_no_subcommand_is_bad_usage(dsh_fs: Any) -> None:
@@ -147,9 +163,7 @@ def test_an_unknown_tool_is_bad_usage(dsh_fs: Any) -> None:
     run = dsh_fs("call", "bash", "{}", *MEMORY, "--tools", "list,read,write,edit")
     assert run.status == 2
     assert run.stdout == b""
-    assert (
-        run.stderr == 'dsh-fs call: error: unknown tool "bash" (tools: list, read, write, edit)\n'
-    )
+    assert run.stderr == 'dsh-fs: unknown tool "bash" (tools: list, read, write, edit)\n'
 
 
 def test_tools_chooses_the_offered_tools_and_refuses_an_unknown_one(dsh_fs: Any) -> None:
@@ -159,14 +173,14 @@ def test_tools_chooses_the_offered_tools_and_refuses_an_unknown_one(dsh_fs: Any)
     run = dsh_fs("session", *MEMORY, "--tools", "read,bash")
     assert run.status == 2
     assert run.stdout == b""
-    assert run.stderr.startswith('dsh-fs session: error: --tools: unknown tool "bash" (installed: ')
+    assert run.stderr.startswith('dsh-fs: --tools: unknown tool "bash" (installed: ')
     assert run.stderr.count("\n") == 1
 
 
 def test_an_unknown_backend_is_bad_usage(dsh_fs: Any) -> None:
     run = dsh_fs("session", "--backend", "s3")
     assert run.status == 2
-    assert run.stderr.startswith('dsh-fs session: error: unknown backend "s3" (installed ')
+    assert run.stderr.startswith('dsh-fs: unknown backend "s3" (installed ')
 
 
 def test_an_unknown_plugin_is_bad_usage(dsh_fs: Any) -> None:
@@ -209,15 +223,13 @@ def test_call_reads_its_arguments_from_stdin_with_a_dash(dsh_fs: Any) -> None:
 def test_call_with_invalid_utf8_on_stdin_is_bad_usage(dsh_fs: Any) -> None:
     run = dsh_fs("call", "write", "-", *MEMORY, stdin=b'{"file_path": "\xff"}')
     assert run.status == 2
-    assert run.stderr == "dsh-fs call: error: ARGS read from stdin is not valid UTF-8\n"
+    assert run.stderr == "dsh-fs: ARGS read from stdin is not valid UTF-8\n"
 
 
 def test_a_bad_config_value_is_bad_usage(dsh_fs: Any) -> None:
     run = dsh_fs("tools", "--config", "readLimit=0")
     assert run.status == 2
-    assert run.stderr == (
-        "dsh-fs tools: error: --config: tool-fs: readLimit must be a positive integer\n"
-    )
+    assert run.stderr == ("dsh-fs: --config: tool-fs: readLimit must be a positive integer\n")
 
 
 def test_tools_reflect_the_config(dsh_fs: Any) -> None:
@@ -284,7 +296,7 @@ def test_mcp_without_the_sdk_says_how_to_install_it(
     assert run.status == 2
     assert run.stdout == b""
     assert run.stderr == (
-        'dsh-fs mcp: error: the MCP server needs the optional "mcp" dependency: '
+        'dsh-fs: the MCP server needs the optional "mcp" dependency: '
         'pip install "dsh-tool-fs[mcp]"\n'
     )
 
@@ -300,8 +312,7 @@ def test_mcp_with_an_old_sdk_says_which_version_it_needs(
     run = dsh_fs("mcp", *MEMORY)
     assert run.status == 2
     assert run.stderr.startswith(
-        'dsh-fs mcp: error: the MCP server needs mcp>=2.3: pip install -U "dsh-tool-fs[mcp]" '
-        "(installed: mcp "
+        'dsh-fs: the MCP server needs mcp>=2.3: pip install -U "dsh-tool-fs[mcp]" (installed: mcp '
     )
 
 
@@ -346,7 +357,7 @@ def test_a_backend_without_workspace_options_is_one_usage_line(dsh_fs: Any) -> N
     run = dsh_fs("session", "--backend", "old", "--no-policy")
     assert (run.status, run.stdout) == (2, b"")
     assert run.stderr == (
-        'dsh-fs session: error: dsh_fs.backends entry point "old" does not take the '
+        'dsh-fs: dsh_fs.backends entry point "old" does not take the '
         "workspace options (roots, read_only_roots, read_only)\n"
     )
 
@@ -355,7 +366,7 @@ def test_a_missing_cwd_is_one_line_before_anything_runs(dsh_fs: Any, tmp_path: A
     missing = tmp_path / "nope"
     run = dsh_fs("session", "--cwd", str(missing), stdin=requests({"tool": "list"}))
     assert (run.status, run.stdout) == (2, b"")
-    assert run.stderr == f'dsh-fs: --cwd "{missing}": not a directory\n'
+    assert run.stderr == f'dsh-fs: --cwd "{missing}": does not exist\n'
 
 
 @pytest.mark.usefixtures("odd_backends")
@@ -364,11 +375,11 @@ def test_a_missing_cwd_is_one_line_before_anything_runs(dsh_fs: Any, tmp_path: A
     [
         (
             ["call", "nosuch", "{}", "--tools", "list,read"],
-            'dsh-fs call: error: unknown tool "nosuch" (tools: list, read)',
+            'dsh-fs: unknown tool "nosuch" (tools: list, read)',
         ),
         (
             ["session", "--tools", "read,nosuch"],
-            'dsh-fs session: error: --tools: unknown tool "nosuch" (installed: ',
+            'dsh-fs: --tools: unknown tool "nosuch" (installed: ',
         ),
     ],
     ids=["call", "tools"],
@@ -386,10 +397,10 @@ def test_an_unknown_tool_is_refused_before_the_backend_is_built(
 @pytest.mark.parametrize(
     ("argv", "error"),
     [
-        (["call", "nosuch", "{}"], 'dsh-fs call: error: unknown tool "nosuch" (tools: list, '),
+        (["call", "nosuch", "{}"], 'dsh-fs: unknown tool "nosuch" (tools: list, '),
         (
             ["session", "--tools", "read,nosuch"],
-            'dsh-fs session: error: --tools: unknown tool "nosuch" (installed: list, ',
+            'dsh-fs: --tools: unknown tool "nosuch" (installed: list, ',
         ),
     ],
     ids=["call", "tools"],
@@ -400,3 +411,132 @@ def test_an_unknown_tool_is_the_error_reported_before_a_missing_cwd(
     run = dsh_fs(*argv, "--cwd", str(tmp_path / "nope"))
     assert (run.status, run.stdout) == (2, b"")
     assert run.stderr.startswith(error)
+
+
+# -- one form for every usage error, each naming what is wrong ---------------------------------
+
+
+def test_an_argparse_error_has_the_form_of_every_usage_error(dsh_fs: Any) -> None:
+    run = dsh_fs("call", "list", "--bogus")
+    assert run.status == 2
+    assert run.stderr == 'dsh-fs: unrecognized arguments: --bogus (see "dsh-fs --help")\n'
+
+
+def test_a_config_value_with_spaces_is_refused(dsh_fs: Any) -> None:
+    run = dsh_fs("tools", "--config", "read_limit= 10")
+    assert run.status == 2
+    assert run.stderr == (
+        'dsh-fs: --config expects KEY=VALUE with no spaces around "=", got "read_limit= 10"\n'
+    )
+
+
+def test_a_config_value_past_the_largest_is_refused(dsh_fs: Any) -> None:
+    run = dsh_fs("tools", "--config", "read_limit=99999999999999999999")
+    assert run.status == 2
+    assert run.stderr == "dsh-fs: --config: tool-fs: read_limit must be at most 2147483647\n"
+
+
+def test_an_unknown_backend_option_is_named(dsh_fs: Any) -> None:
+    run = dsh_fs("call", "list", *MEMORY, "--backend-option", "colour=blue")
+    assert run.status == 2
+    assert run.stderr == (
+        'dsh-fs: --backend-option colour: the "memory" backend has no option "colour" '
+        "(its options: files)\n"
+    )
+
+
+def test_a_missing_ssh_key_is_named_and_not_blamed_on_the_cwd(dsh_fs: Any, tmp_path: Path) -> None:
+    key = tmp_path / "id_missing"
+    run = dsh_fs(
+        "call",
+        "list",
+        "--backend",
+        "sftp",
+        "--cwd",
+        "sftp://a@127.0.0.1:1/x",
+        "--ssh-key",
+        str(key),
+    )
+    assert run.status == 2
+    assert run.stderr == f'dsh-fs: --ssh-key "{key}": does not exist\n'
+
+
+def test_an_sftp_url_as_a_local_cwd_says_which_backend_reads_it(dsh_fs: Any) -> None:
+    run = dsh_fs("session", "--cwd", "sftp://agent@sandbox/app")
+    assert run.status == 2
+    assert run.stderr == (
+        'dsh-fs: --cwd "sftp://agent@sandbox/app": a sftp:// URL needs --backend sftp\n'
+    )
+
+
+def test_help_does_not_count_the_tools(dsh_fs: Any) -> None:
+    text = dsh_fs("--help").stdout.decode()
+    assert "(list, read, write, edit)" not in text
+    assert '"dsh-fs tools" lists them' in text
+
+
+# -- --brief ----------------------------------------------------------------------------------
+
+
+def test_a_brief_session_leaves_the_file_contents_out(dsh_fs: Any) -> None:
+    write = {"tool": "write", "args": {"file_path": "a.txt", "content": "one\n"}}
+    read = {"tool": "read", "args": {"file_path": "a.txt"}}
+    edit = {"tool": "edit", "args": {"file_path": "a.txt", "old_string": "one", "new_string": "2"}}
+    run = dsh_fs("session", *MEMORY, "--brief", stdin=requests(write, read, edit))
+    wrote, seen, edited = run.lines()
+    assert wrote["value"] == {"path": "/w/a.txt", "operation": "create"}
+    assert seen["value"]["lines"] == [{"number": 1, "text": "one"}]  # a read's window stays
+    assert edited["value"] == {"path": "/w/a.txt"}
+    assert edited["meta"] is None
+    assert edited["text"] == "The file /w/a.txt has been updated successfully."
+
+
+def test_a_brief_call_leaves_the_file_contents_out(dsh_fs: Any) -> None:
+    args = json.dumps({"file_path": "a.txt", "content": "x" * 100})
+    run = dsh_fs("call", "write", args, *MEMORY, "--json", "--brief")
+    result = json.loads(run.stdout)
+    assert result["value"] == {"path": "/w/a.txt", "operation": "create"}
+    assert result["meta"] is None
+
+
+# -- dsh-fs mcp: what is refused at start-up --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--http", "8765"],
+            "--http needs a bearer token: --token-file FILE or the DSH_FS_MCP_TOKEN "
+            "environment variable (or --no-auth on a loopback address)",
+        ),
+        (
+            ["--http", "0.0.0.0:8765", "--no-auth"],
+            "--no-auth is only allowed on a loopback address (127.0.0.1, ::1, localhost), "
+            'not "0.0.0.0"',
+        ),
+        (
+            ["--http", "host:port"],
+            '--http expects [HOST:]PORT, e.g. 8765 or 0.0.0.0:8765, got "host:port"',
+        ),
+        (
+            ["--http", "8765", "--token-file", "<missing>"],
+            '--token-file "<missing>": does not exist',
+        ),
+        (
+            ["--client-roots"],
+            "--client-roots: the client's roots are directories of this machine: "
+            "not with --backend memory",
+        ),
+    ],
+)
+def test_mcp_refuses_a_server_it_should_not_start(
+    dsh_fs: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, argv: list[str], message: str
+) -> None:
+    pytest.importorskip("mcp", reason="needs the mcp extra")
+    monkeypatch.delenv("DSH_FS_MCP_TOKEN", raising=False)
+    missing = str(tmp_path / "no-token")
+    argv = [missing if a == "<missing>" else a for a in argv]
+    run = dsh_fs("mcp", *MEMORY, *argv)
+    assert run.status == 2
+    assert run.stderr == f"dsh-fs: {message.replace('<missing>', missing)}\n"

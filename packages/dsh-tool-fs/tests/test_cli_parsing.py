@@ -90,9 +90,9 @@ def test_relative_roots_are_made_absolute_against_the_current_directory(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--cwd", "<missing>"], '--cwd "<missing>": not a directory'),
+        (["--cwd", "<missing>"], '--cwd "<missing>": does not exist'),
         (["--cwd", "<file>"], '--cwd "<file>": not a directory'),
-        (["--allow", "<missing>"], '--allow "<missing>": not a directory'),
+        (["--allow", "<missing>"], '--allow "<missing>": does not exist'),
         (["--allow-read", "<file>"], '--allow-read "<file>": not a directory'),
         (
             ["--allow-anywhere", "--allow", "<dir>"],

@@ -108,3 +108,10 @@ def test_a_bad_keyword_argument_names_the_alias(key: str, alias: str) -> None:
     with pytest.raises(ValueError) as info:
         ToolFsConfig(**{key: 0})
     assert str(info.value) == f"tool-fs: {alias} must be a positive integer"
+
+
+def test_a_value_up_to_the_largest_is_accepted_and_one_past_it_refused() -> None:
+    assert ToolFsConfig(read_limit=2**31 - 1).read_limit == 2147483647
+    with pytest.raises(ToolFsConfigError) as caught:
+        ToolFsConfig(read_limit=2**31)
+    assert str(caught.value) == "tool-fs: readLimit must be at most 2147483647"

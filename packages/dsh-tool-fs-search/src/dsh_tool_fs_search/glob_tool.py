@@ -70,6 +70,7 @@ async def run_glob(ex: Execution, args: GlobArgs) -> GlobPage:
         found = await fast.candidates(ex, scope, include=pattern, deadline=deadline, first=first)
     if found is None:
         found = await walk_candidates(ex, scope, include=pattern, deadline=deadline, first=first)
+    await ex.advance(found.total, remaining=0, message=f"{found.total} files found")
     return build_glob_page(
         [candidate.path for candidate in found.files],
         display_path=scope.target.display_path,

@@ -49,11 +49,15 @@ async def search_files(
         if deadline.expired:
             return False
         ex.step("grep")
+        await ex.advance(
+            0, remaining=len(files) - at, message=f"{at} of {len(files)} files searched"
+        )
         first = files[at]
         if streamed(first):
             at += 1
             if not await _search_streamed(ex, first, matcher, page, deadline):
                 return False
+            await ex.advance(1)
             continue
         batch = _batch(files, at, streamed)
         at += len(batch)
@@ -74,6 +78,7 @@ async def search_files(
             for number, line in matcher.lines(text):
                 page.add(number, line)
             page.end_file()
+        await ex.advance(len(batch))
     return True
 
 

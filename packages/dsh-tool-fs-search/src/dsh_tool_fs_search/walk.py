@@ -312,6 +312,7 @@ async def walk_candidates(
                     if include is not None and not include.matches(path):
                         continue
                     files.append(Candidate(path, entry.target, entry.size, entry.modified_ns))
+        await ex.advance(len(batch), message=f"{len(files)} files found")
     return Candidates(order_candidates(files, first), len(files), stopped)
 
 

@@ -24,7 +24,7 @@ from .arguments import (
 )
 from .config import ToolFsConfig, ToolFsConfigError
 from .definitions import PromptSection, ToolAnnotations, ToolDefinition
-from .execution import Execution
+from .execution import Execution, ProgressSink
 from .formats import (
     instructions,
     to_anthropic_tools,
@@ -48,6 +48,7 @@ __all__ = [
     "FilePath",
     "Integer",
     "NonBlank",
+    "ProgressSink",
     "PromptSection",
     "Session",
     "Setting",

@@ -12,8 +12,12 @@ from .json_types import Integer
 
 __all__ = ["ToolFsConfig", "ToolFsConfigError"]
 
-PositiveInteger = Annotated[Integer, Field(gt=0)]
-"""A positive integer: never a boolean or a string; an integral float is one."""
+LARGEST = 2**31 - 1
+"""The largest value of any key (2147483647): larger is a typo, never a limit anyone means."""
+
+PositiveInteger = Annotated[Integer, Field(gt=0, le=LARGEST)]
+"""A positive integer up to :data:`LARGEST`: never a boolean or a string; an integral float
+is one."""
 
 
 class ToolFsConfigError(ValueError):
@@ -35,10 +39,11 @@ class ToolFsConfig(BaseModel, frozen=True):
 
     Keys are snake_case; :meth:`model_validate` and the constructor also accept
     the camelCase aliases of the source documents (``listMaxEntries`` …).
-    Every value must be a positive integer — a boolean is not, an integral
-    float such as ``2.0`` is accepted as ``2`` — else construction fails with
-    a :class:`ToolFsConfigError` (a ``ValueError``) whose message is
-    ``tool-fs: <alias> must be a positive integer``. Unknown keys are refused
+    Every value must be a positive integer up to 2147483647 — a boolean is
+    not, an integral float such as ``2.0`` is accepted as ``2`` — else
+    construction fails with a :class:`ToolFsConfigError` (a ``ValueError``)
+    whose message is ``tool-fs: <alias> must be a positive integer`` (or
+    ``… must be at most 2147483647``). Unknown keys are refused
     (``unknown config key "<key>"``).
     """
 
@@ -95,4 +100,7 @@ def _refuse(exc: ValidationError) -> NoReturn:
     if error["type"] == "extra_forbidden":
         raise ToolFsConfigError('unknown config key "{key}"', key) from None
     alias = to_camel(key)  # the key as given is the name or the alias: both give the alias
+    if error["type"] == "less_than_equal":
+        template = f"tool-fs: {{key}} must be at most {LARGEST}"
+        raise ToolFsConfigError(template, key, alias=alias) from None
     raise ToolFsConfigError("tool-fs: {key} must be a positive integer", key, alias=alias) from None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from dsh_fs import (
@@ -32,7 +32,7 @@ from dsh_fs import (
 
 from .config import ToolFsConfig
 
-__all__ = ["Execution", "Session", "ToolCall"]
+__all__ = ["Execution", "ProgressSink", "Session", "ToolCall"]
 
 _WORKSPACE_REFUSALS = (FsErrorCode.FS_OUTSIDE_WORKSPACE, FsErrorCode.FS_READ_ONLY)
 _RESOLVE_PREFIX = "cannot resolve "
@@ -64,6 +64,18 @@ class ToolCall:
     tool: str
 
 
+class ProgressSink(Protocol):
+    """Where a call's progress goes (``ToolFs.execute(progress=...)``): the MCP server sends
+    it to the client as ``notifications/progress``.
+
+    ``done`` counts every unit of work finished so far in the call (it only
+    grows); ``total`` is what the call expects in all, when it knows; ``message``
+    says where it is, for a person.
+    """
+
+    async def __call__(self, done: int, total: int | None, message: str | None) -> None: ...
+
+
 @dataclass(slots=True, eq=False)
 class Execution:
     """Everything a tool body needs for one call."""
@@ -82,6 +94,27 @@ class Execution:
     options: Mapping[str, Any] = field(default_factory=dict)
     """The host's tool options (``ToolFs(tool_options=...)``): operator settings of an
     installed tool that are not limits, such as the memory tool's ``memory_dir``."""
+    progress: ProgressSink | None = None
+    """Where :meth:`advance` reports, when the caller asked for progress."""
+    done: int = 0
+    """Units of work :meth:`advance` counted so far."""
+
+    async def advance(
+        self, units: int, *, remaining: int | None = None, message: str | None = None
+    ) -> None:
+        """Count ``units`` more units of work done, for a caller that asked for progress.
+
+        A body reports in its own units (directories listed, files searched),
+        phase after phase; the count only grows, so a client's progress bar
+        never goes back. ``remaining`` is the work still ahead when the body
+        knows it (then the total is known). Without a progress sink this
+        returns at once.
+        """
+        if self.progress is None:
+            return
+        self.done += units
+        total = None if remaining is None else self.done + remaining
+        await self.progress(self.done, total, message)
 
     def step(self, verb: str) -> None:
         """Enter primitive ``verb``; when the cancel event is already set, abort instead.

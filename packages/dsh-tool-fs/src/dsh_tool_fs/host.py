@@ -25,7 +25,7 @@ from . import mutation_render
 from .arguments import ArgumentSchema, ToolArgumentError, ToolArguments
 from .config import ToolFsConfig
 from .definitions import PromptSection, ToolDefinition
-from .execution import Execution, Session, ToolCall
+from .execution import Execution, ProgressSink, Session, ToolCall
 from .names import escape_controls
 from .spec import ToolSpec
 from .tools import TOOLS, build_definitions, build_prompt_sections, installed_tools
@@ -254,13 +254,16 @@ class ToolFs:
         *,
         session: Session | None = None,
         cancel: anyio.Event | None = None,
+        progress: ProgressSink | None = None,
     ) -> ToolResult:
         """Run tool ``name`` with decoded-JSON ``args``; never raises for a tool failure.
 
         When ``cancel`` is set the call stops at its next await (or before its
         next primitive, whichever comes first), files stay as they were, and
         the result is ``FS_ABORTED`` ``<verb> aborted``. Cancelling the
-        caller's own scope propagates as usual.
+        caller's own scope propagates as usual. ``progress``, when given, is
+        awaited with the call's progress as a long tool reports it (``glob``
+        and ``grep`` do: :meth:`Execution.advance`).
         """
         tool = self._tools.get(name)
         if tool is None:
@@ -278,6 +281,7 @@ class ToolFs:
             cwd=getattr(session, "cwd", None),
             cancel=cancel,
             options=self.tool_options,
+            progress=progress,
         )
         if cancel is None:
             return await _run(spec, parsed, execution)

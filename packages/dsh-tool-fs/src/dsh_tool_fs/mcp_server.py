@@ -23,9 +23,9 @@ Needs the optional dependency: ``pip install "dsh-tool-fs[mcp]"``.
 from __future__ import annotations
 
 import fcntl
+import logging
+import math
 import os
-import select
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -34,15 +34,32 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import mcp.types as types
+from anyio.abc import TaskStatus
 from mcp.server import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 
 from . import formats
-from .host import Session, ToolFs
+from .execution import ProgressSink
+from .host import Session, ToolFs, ToolResult
+from .mcp_clients import NO_ROOTS, Client, Clients, RootsStack, paths_of_roots
 from .names import escape_surrogates
+from .stdin_lines import InterruptibleStdin
+
+__all__ = [
+    "SERVER_NAME",
+    "InterruptibleStdin",
+    "build_server",
+    "client_key",
+    "mcp_tools",
+    "serve_stdio",
+]
 
 SERVER_NAME = "dsh-fs"
+logger = logging.getLogger("dsh_tool_fs.mcp")
 
 
 def _server_version() -> str:
@@ -57,24 +74,44 @@ def mcp_tools(toolfs: ToolFs) -> list[types.Tool]:
     return [types.Tool.model_validate(item) for item in formats.to_mcp_tools(toolfs.definitions)]
 
 
-def build_server(toolfs: ToolFs, *, cwd: str | None = None) -> Server[Session]:
-    """An MCP server for ``toolfs``; each connection gets its own ``Session(cwd=cwd)``."""
+def build_server(
+    toolfs: ToolFs,
+    *,
+    cwd: str | None = None,
+    client_roots: RootsStack | None = None,
+    clients: Clients | None = None,
+) -> Server[Clients]:
+    """An MCP server for ``toolfs``; each client gets its own ``Session(cwd=cwd)``.
+
+    ``client_roots``: the workspace follows each client's roots, each set
+    served by the host this factory builds for it (``toolfs`` then only
+    lists the tools). ``clients``: the registry the lifespan hands every
+    connection (the HTTP server shares one among its MCP sessions, keyed by
+    session id); by default each connection (``server.run``) gets its own.
+    """
     tools = mcp_tools(toolfs)
 
     @asynccontextmanager
-    async def one_session_per_connection(_server: Server[Session]) -> AsyncIterator[Session]:
-        yield Session(cwd=cwd)
+    async def clients_of_this_run(_server: Server[Clients]) -> AsyncIterator[Clients]:
+        yield clients if clients is not None else Clients(cwd=cwd)
 
     async def list_tools(
-        ctx: ServerRequestContext[Session], params: types.PaginatedRequestParams | None
+        ctx: ServerRequestContext[Clients], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[tool.model_copy() for tool in tools])
 
     async def call_tool(
-        ctx: ServerRequestContext[Session], params: types.CallToolRequestParams
+        ctx: ServerRequestContext[Clients], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        arguments: Any = params.arguments if params.arguments is not None else {}
-        result = await toolfs.execute(params.name, arguments, session=ctx.lifespan_context)
+        client = _client_of(ctx)
+        host: ToolFs | None = toolfs
+        if client_roots is not None:
+            host = await _host_of_roots(ctx, client, client_roots)
+        if host is None:
+            result = ToolResult.failure(NO_ROOTS, "NoWorkspaceError", "NO_WORKSPACE")
+        else:
+            arguments: Any = params.arguments if params.arguments is not None else {}
+            result = await _execute(ctx, host, params.name, arguments, client.session)
         # A path argument may carry lone surrogates (undecodable bytes of a file name, sent
         # as JSON escapes) and error texts echo the path; JSON-RPC messages must be valid
         # UTF-8, and the SDK drops a response it cannot encode, leaving the client waiting.
@@ -83,74 +120,136 @@ def build_server(toolfs: ToolFs, *, cwd: str | None = None) -> Server[Session]:
             is_error=result.is_error,
         )
 
-    return Server[Session](
+    async def roots_changed(
+        ctx: ServerRequestContext[Clients], params: types.NotificationParams
+    ) -> None:
+        client = ctx.lifespan_context.known(client_key(ctx))
+        if client is not None:
+            client.roots_changed = True
+
+    server = Server[Clients](
         SERVER_NAME,
         version=_server_version(),
         instructions=toolfs.instructions,
-        lifespan=one_session_per_connection,
+        lifespan=clients_of_this_run,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    if client_roots is not None:
+        server.add_notification_handler(
+            "notifications/roots/list_changed", types.NotificationParams, roots_changed
+        )
+    return server
 
 
-class InterruptibleStdin(anyio.AsyncFile[str]):
-    """Standard input for the SDK's stdio transport, read so that a cancellation ends the wait.
+def client_key(ctx: ServerRequestContext[Any]) -> str | None:
+    """Which client a request comes from: its MCP session id over HTTP, ``None`` on stdio
+    (one client per connection)."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return None
+    key = headers.get(MCP_SESSION_ID_HEADER)
+    return key if isinstance(key, str) else None
 
-    The SDK's own reader blocks in ``readline`` in a worker thread, which no
-    cancellation interrupts: on Ctrl-C the server went on until the next line
-    arrived — on a terminal, until the user pressed Enter. Here the worker
-    waits at most :attr:`POLL_SECONDS` for input and then hands control back
-    to the event loop, so Ctrl-C (which cancels the serving task) ends the
-    server within that time. Input is read as UTF-8 lines, undecodable bytes
-    replaced, as the SDK reads it. Only ``readline`` (and so iteration, all
-    the transport uses) reads ``fd``; the wrapped ``sys.stdin`` is there for
-    the file's attributes.
-    """
 
-    POLL_SECONDS = 0.1
+def _client_of(ctx: ServerRequestContext[Clients]) -> Client:
+    """The client a ``tools/call`` comes from. A stateless HTTP request (the 2026 protocol,
+    no MCP session) is a client of its own: nothing it observes outlives it."""
+    clients = ctx.lifespan_context
+    key = client_key(ctx)
+    if key is None and ctx.request is not None:
+        return clients.fresh()
+    return clients.get(key)
 
-    def __init__(self, fd: int = 0) -> None:
-        super().__init__(sys.stdin)
-        self._fd = fd
-        self._pending = bytearray()
-        self._eof = False
 
-    async def readline(self) -> str:
-        newline = self._pending.find(b"\n")
-        while newline < 0 and not self._eof:
-            chunk = await anyio.to_thread.run_sync(self._read_ready)
-            if chunk is None:
-                continue  # silence: back to the loop, where a cancellation lands
-            self._eof = not chunk
-            found = chunk.find(b"\n")  # only the new bytes: a long line is scanned once
-            if found == len(chunk) - 1 and not self._pending:
-                return chunk.decode("utf-8", "replace")  # the usual case: one whole message
-            if found >= 0:
-                newline = len(self._pending) + found
-            self._pending += chunk
-        end = newline + 1 if newline >= 0 else len(self._pending)
-        line = bytes(self._pending[:end])
-        del self._pending[:end]
-        return line.decode("utf-8", "replace")
+ROOTS_TIMEOUT = 30.0
+"""Seconds the server waits for the client's answer to ``roots/list``."""
 
-    def _read_ready(self) -> bytes | None:
-        """``None`` if the descriptor stayed silent for :attr:`POLL_SECONDS`; else what it
-        holds, read until a newline or until nothing more is waiting (``b""`` at its end),
-        so that a long message costs one worker call, not one per pipe buffer."""
-        readable, _, _ = select.select([self._fd], [], [], self.POLL_SECONDS)
-        if not readable:
+
+async def _host_of_roots(
+    ctx: ServerRequestContext[Clients], client: Client, build: RootsStack
+) -> ToolFs | None:
+    """The host of the client's current roots, asking the client for them when they changed."""
+    if not client.roots_changed:
+        return client.toolfs
+    wants_roots = types.ClientCapabilities(roots=types.RootsCapability())
+    uris: list[str] = []
+    if ctx.session.check_client_capability(wants_roots):
+        try:
+            with anyio.fail_after(ROOTS_TIMEOUT):
+                listed = await ctx.session.send_request(
+                    types.ListRootsRequest(),
+                    types.ListRootsResult,
+                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+                )
+        except (TimeoutError, MCPError) as exc:  # asked again on the next call
+            logger.warning("the client did not list its roots: %s", exc)
             return None
-        chunks = []
-        while readable:
-            chunk = os.read(self._fd, 1 << 16)
-            chunks.append(chunk)
-            if not chunk or b"\n" in chunk:
-                break
-            readable, _, _ = select.select([self._fd], [], [], 0)
-        return b"".join(chunks)
+        uris = [str(root.uri) for root in listed.roots]
+    return client.use_roots(paths_of_roots(uris), build)
 
 
-async def serve_stdio(toolfs: ToolFs, *, cwd: str | None = None) -> None:
+async def _execute(
+    ctx: ServerRequestContext[Clients], host: ToolFs, name: str, arguments: Any, session: Session
+) -> ToolResult:
+    """``host.execute`` for one ``tools/call``: the client's ``notifications/cancelled`` (which
+    cancels this handler's scope) becomes the call's cancel event, so the call ends as a
+    cancelled call does (``<verb> aborted``, files as they were) rather than wherever the
+    cancellation lands; progress goes to the client when it sent a ``progressToken``."""
+    cancel = anyio.Event()
+    done = False
+
+    async def cancel_when_this_handler_is(
+        *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        try:
+            task_status.started()
+            await anyio.sleep_forever()
+        finally:
+            if not done:
+                cancel.set()
+
+    progress = _progress_sink(ctx)
+    async with anyio.create_task_group() as tg:
+        await tg.start(cancel_when_this_handler_is)
+        with anyio.CancelScope(shield=True):
+            result = await host.execute(
+                name, arguments, session=session, cancel=cancel, progress=progress
+            )
+        done = True
+        tg.cancel_scope.cancel()
+        if cancel.is_set():  # the answer is not sent: say in the log how the call ended
+            logger.info("tools/call %s cancelled: %s", name, result.text)
+    return result
+
+
+PROGRESS_INTERVAL = 0.1
+"""Seconds between two progress notifications of one call (the first is sent at once)."""
+
+
+def _progress_sink(ctx: ServerRequestContext[Clients]) -> ProgressSink | None:
+    """A sink sending ``notifications/progress`` for this request, or ``None`` when the
+    client sent no ``progressToken``."""
+    meta = (ctx.params or {}).get("_meta")
+    if not isinstance(meta, dict) or meta.get("progressToken") is None:
+        return None
+    last = -math.inf
+
+    async def notify(done: int, total: int | None, message: str | None) -> None:
+        nonlocal last
+        now = anyio.current_time()
+        if now - last < PROGRESS_INTERVAL:
+            return
+        last = now
+        await ctx.session.report_progress(done, total, message)
+
+    return notify
+
+
+async def serve_stdio(
+    toolfs: ToolFs, *, cwd: str | None = None, client_roots: RootsStack | None = None
+) -> None:
     """Serve one client over this process's stdin/stdout until it disconnects.
 
     While serving, the SDK points file descriptor 1 at stderr, so nothing but
@@ -160,7 +259,7 @@ async def serve_stdio(toolfs: ToolFs, *, cwd: str | None = None) -> None:
     by :class:`InterruptibleStdin`, so a cancellation — Ctrl-C — stops the
     server at once, even while it waits for the client.
     """
-    server = build_server(toolfs, cwd=cwd)
+    server = build_server(toolfs, cwd=cwd, client_roots=client_roots)
     wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)

@@ -7,7 +7,7 @@ import io
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Sequence
 from functools import partial
 from typing import Any, BinaryIO
 
@@ -17,8 +17,8 @@ from ..formats import tools_document
 from ..names import escape_surrogates
 from .output import encode_plain, json_line, silence_stdout, write
 from .parser import build_parser
-from .session import json_problem, run_session_lines
-from .stack import build_stack, start_backend
+from .session import answer, json_problem, run_session_lines
+from .stack import HOST_BACKEND, build_stack, roots_stack, start_backend
 from .usage import EXIT_INTERRUPTED, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, UsageError
 from .version import installed_version
 
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_session(args, stdin, stdout)
         return run_mcp(args)
     except UsageError as exc:
-        print(exc.line(args.command), file=sys.stderr)
+        print(exc.line(), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -104,7 +104,7 @@ def run_call(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> int
     call = partial(stack.toolfs.execute, args.tool, arguments, session=stack.session())
     result = anyio.run(call)
     if args.json:
-        write(stdout, json_line(result.to_dict()).encode() + b"\n")
+        write(stdout, json_line(answer(result, brief=args.brief)).encode() + b"\n")
     else:
         write(stdout, encode_plain(result.text) + b"\n")
     return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
@@ -114,12 +114,25 @@ def run_session(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> 
     stack = build_stack(args)
     start_backend(stack.toolfs, args)
     session = stack.session()
+    # Read so that Ctrl-C ends a wait for the next line at once (:mod:`..stdin_lines`).
+    lines: AsyncIterable[bytes] = _lines_of(stdin)
 
     async def serve() -> None:
-        await run_session_lines(stack.toolfs, session, anyio.wrap_file(stdin), stdout)
+        await run_session_lines(stack.toolfs, session, lines, stdout, brief=args.brief)
 
     anyio.run(serve)
     return EXIT_OK
+
+
+def _lines_of(stdin: BinaryIO) -> AsyncIterable[bytes]:
+    """The lines of ``stdin``: from its descriptor, interruptibly, when it has one."""
+    from ..stdin_lines import InterruptibleLines  # for session only: start-up stays lean
+
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError):  # an in-memory stream (a closed stdin, a test's)
+        return anyio.wrap_file(stdin)
+    return InterruptibleLines(fd)
 
 
 def run_mcp(args: argparse.Namespace) -> int:
@@ -132,10 +145,23 @@ def run_mcp(args: argparse.Namespace) -> int:
             raise UsageError(MCP_INSTALL_HINT) from exc
         # The SDK is there but predates the low-level API used here.
         raise UsageError(f"{MCP_SDK_TOO_OLD} (installed: mcp {installed_version('mcp')})") from exc
+    from .http_options import http_options, serve_over_http  # socket & co.: for mcp only
+
+    http = http_options(args) if args.http is not None else None
+    if args.client_roots and args.backend != HOST_BACKEND:
+        raise UsageError(
+            "--client-roots: the client's roots are directories of this machine: "
+            f"not with --backend {args.backend}"
+        )
     stack = build_stack(args)
+    client_roots = roots_stack(args) if args.client_roots else None
     start_backend(stack.toolfs, args)
+    cwd = stack.workspace.session_cwd
+    if http is not None:
+        return serve_over_http(
+            stack.toolfs, http, cwd=cwd, client_roots=client_roots, idle_timeout=args.idle_timeout
+        )
     if sys.stdin is not None and sys.stdin.isatty():
         print(MCP_ON_A_TERMINAL, file=sys.stderr, flush=True)
-    cwd = stack.workspace.session_cwd
-    anyio.run(partial(mcp_server.serve_stdio, stack.toolfs, cwd=cwd))
+    anyio.run(partial(mcp_server.serve_stdio, stack.toolfs, cwd=cwd, client_roots=client_roots))
     return EXIT_OK

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from dsh_fs import BACKENDS_GROUP, PLUGINS_GROUP
 
@@ -75,8 +75,9 @@ The protocol: {GUIDE}#dsh-fs-session
 """
 
 _MCP_EPILOG = f"""\
-Serves the tools to an MCP client over stdio (logs on stderr); one client
-connection is one observation owner. Needs pip install "dsh-tool-fs[mcp]".
+Serves the tools to an MCP client over stdio (logs on stderr), or over
+Streamable HTTP with --http; one client connection (over HTTP, one MCP
+session) is one observation owner. Needs pip install "dsh-tool-fs[mcp]".
 
 The workspace is what the model can reach: --cwd (default: the directory the
 client starts the server in) and each --allow DIR, and for reading each
@@ -87,6 +88,12 @@ example client configuration (Claude Desktop, Cursor, ...):
                              "args": ["mcp", "--cwd", "/path/to/project",
                                       "--allow-read", "/path/to/docs"]}}}}}}
 
+inside a sandbox, over HTTP, with a bearer token:
+  dsh-fs mcp --http 0.0.0.0:8765 --token-file /run/secrets/mcp-token --cwd /workspace
+
+the workspace folders the client declares (MCP roots):
+  {{"mcpServers": {{"dsh-fs": {{"command": "dsh-fs", "args": ["mcp", "--client-roots"]}}}}}}
+
 a workspace on another machine, over SSH (pip install dsh-fs-sftp):
   dsh-fs mcp --backend sftp --cwd sftp://agent@sandbox.example:22/home/agent/app \\
              --ssh-key ~/.ssh/agent_ed25519 --known-hosts ~/.ssh/known_hosts
@@ -94,6 +101,12 @@ a workspace on another machine, over SSH (pip install dsh-fs-sftp):
 The guides: {DOCS}/mcp-server.md
             {DOCS}/remote-workspaces.md
 """
+
+TOKEN_VARIABLE = "DSH_FS_MCP_TOKEN"
+_BRIEF_HELP = (
+    "leave file contents out of the JSON results: a write's or an edit's value without "
+    '"before" and "after", and no "meta" (the diff)'
+)
 
 _WORKSPACE_HELP = """\
 the workspace: only paths beneath --cwd or an --allow root can be
@@ -106,9 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
     runs_tools = [common, _workspace_options()]
     fmt = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="dsh-fs",
-        description="Model-facing filesystem tools (list, read, write, edit) for LLM agents.",
+        description="Model-facing filesystem tools for LLM agents: list, read, write, edit and "
+        'every installed tool (glob and grep with dsh-tool-fs-search; "dsh-fs tools" lists them).',
         epilog=_TOP_EPILOG,
         formatter_class=fmt,
     )
@@ -167,8 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the whole result as one JSON object",
     )
+    call.add_argument("--brief", action="store_true", help=_BRIEF_HELP)
 
-    commands.add_parser(
+    session = commands.add_parser(
         "session",
         parents=runs_tools,
         help="run tool calls from JSON lines on stdin, one session",
@@ -176,19 +191,58 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_SESSION_EPILOG,
         formatter_class=fmt,
     )
-    commands.add_parser(
+    session.add_argument("--brief", action="store_true", help=_BRIEF_HELP)
+    mcp = commands.add_parser(
         "mcp",
         parents=runs_tools,
-        help="serve the tools to an MCP client over stdio",
-        description="Serve the tools over MCP (stdio transport).",
+        help="serve the tools to an MCP client (stdio, or Streamable HTTP with --http)",
+        description="Serve the tools over MCP: on stdio, or over Streamable HTTP with --http.",
         epilog=_MCP_EPILOG,
         formatter_class=fmt,
+    )
+    served = mcp.add_argument_group("MCP options")
+    served.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST "
+        "default 127.0.0.1; PORT 0 picks a free one); needs a token",
+    )
+    served.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="--http: the bearer token every request must carry is FILE's content "
+        f"(default: the {TOKEN_VARIABLE} environment variable)",
+    )
+    served.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="--http on a loopback address only: serve without a token",
+    )
+    served.add_argument(
+        "--idle-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=1800.0,
+        help="--http: end an MCP session after SECONDS with no request (default 1800)",
+    )
+    served.add_argument(
+        "--client-roots",
+        action="store_true",
+        help="the workspace is the roots the MCP client declares (each read-write, the "
+        "first the cwd), instead of --cwd and --allow",
     )
     return parser
 
 
-def _workspace_options() -> argparse.ArgumentParser:
-    options = argparse.ArgumentParser(add_help=False)
+class CommandParser(argparse.ArgumentParser):
+    """argparse, reporting bad usage as every other usage error: one line, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f'dsh-fs: {message} (see "{self.prog} --help")\n')
+
+
+def _workspace_options() -> CommandParser:
+    options = CommandParser(add_help=False)
     group = options.add_argument_group("workspace options", _WORKSPACE_HELP)
     group.add_argument(
         "--cwd",
@@ -229,8 +283,8 @@ def _workspace_options() -> argparse.ArgumentParser:
     return options
 
 
-def _common_options() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+def _common_options() -> CommandParser:
+    common = CommandParser(add_help=False)
     group = common.add_argument_group("stack options")
     group.add_argument(
         "--backend",

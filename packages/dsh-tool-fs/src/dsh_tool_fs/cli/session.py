@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncIterable
 from typing import Any, BinaryIO
 
-from ..host import Session, ToolFs
+from ..host import Session, ToolFs, ToolResult
 from .output import json_line, write
 
 REQUEST_ERROR_NAME = "SessionRequestError"
@@ -61,18 +61,36 @@ def parse_request(line: bytes) -> tuple[str, Any]:
     return tool, request.get("args", {})
 
 
+def answer(result: ToolResult, *, brief: bool = False) -> dict[str, Any]:
+    """The JSON form of ``result``; ``brief``: without the file contents a program may not
+    want — a write's or an edit's ``value.before`` and ``value.after``, and ``meta``."""
+    line = result.to_dict()
+    if brief:
+        value = line["value"]
+        if isinstance(value, dict):
+            line["value"] = {k: v for k, v in value.items() if k not in ("before", "after")}
+        line["meta"] = None
+    return line
+
+
 async def run_session_lines(
-    toolfs: ToolFs, session: Session, lines: AsyncIterable[bytes], stdout: BinaryIO
+    toolfs: ToolFs,
+    session: Session,
+    lines: AsyncIterable[bytes],
+    stdout: BinaryIO,
+    *,
+    brief: bool = False,
 ) -> None:
-    """Answer each non-blank line with one flushed JSON line, calls strictly in order."""
+    """Answer each non-blank line with one flushed JSON line, calls strictly in order
+    (``brief``: as :func:`answer` says)."""
     async for line in lines:
         if not line.strip():
             continue
         try:
             tool, arguments = parse_request(line)
         except ValueError as exc:
-            answer = request_error(str(exc))
+            reply = request_error(str(exc))
         else:
             result = await toolfs.execute(tool, arguments, session=session)
-            answer = result.to_dict()
-        write(stdout, json_line(answer).encode() + b"\n")
+            reply = answer(result, brief=brief)
+        write(stdout, json_line(reply).encode() + b"\n")

@@ -9,6 +9,7 @@ line, exit 2), and an unknown tool is refused before any root is opened.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ from dsh_fs import (
     FsError,
     WorkspaceOptionsUnsupported,
     installed_names,
+    load_backend_factory,
 )
 from dsh_fs.workspace import CWD_ROOT, RootsOption
 
@@ -106,6 +108,32 @@ def build_stack(args: argparse.Namespace) -> Stack:
     return Stack(toolfs, options)
 
 
+def roots_stack(args: argparse.Namespace) -> Callable[[Sequence[str]], ToolFs]:
+    """``dsh-fs mcp --client-roots``: builds the host for a set of client roots (absolute
+    directories; the first is the cwd, each is read-write) with every other option of
+    the command — backend, plugins, tools, config, ``--allow-read``, ``--read-only``."""
+    options = workspace_options(args)
+    plugins = tuple(plugin_names(args, installed_names(PLUGINS_GROUP)))
+    config = parse_config(args.config)
+    tools = offered_tools(args)
+    extra = backend_options(args)
+
+    def build(roots: Sequence[str]) -> ToolFs:
+        return ToolFs.from_entry_points(
+            backend=args.backend,
+            plugins=plugins,
+            cwd=roots[0],
+            config=config,
+            roots=(".", *roots[1:]),
+            read_only_roots=options.read_only_roots,
+            read_only=options.read_only,
+            tools=tools,
+            backend_options=extra,
+        )
+
+    return build
+
+
 def offered_tools(args: argparse.Namespace) -> list[str] | None:
     """The tools to offer (``None``: every installed one), each name checked as installed.
 
@@ -154,7 +182,7 @@ def workspace_options(args: argparse.Namespace) -> WorkspaceOptions:
         named += [("--allow-read", d) for d in args.allow_read]
         for option, directory in named:
             if not os.path.isdir(directory):
-                raise WorkspaceError(f'{option} "{directory}": not a directory')
+                raise WorkspaceError(f'{option} "{directory}": {_not_a_directory(directory)}')
     cwd = workspace(args)
     if args.allow_anywhere:
         return WorkspaceOptions(roots=None, read_only=args.read_only, cwd=cwd)
@@ -179,24 +207,77 @@ def tool_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"memory_dir": here(args.memory_dir)}
 
 
+def _not_a_directory(directory: str) -> str:
+    """Why a workspace directory of the local backend cannot be one, with a hint for a URL
+    of another installed backend (``sftp://…`` without ``--backend sftp``)."""
+    scheme, sep, _ = directory.partition("://")
+    if sep and scheme in installed_names(BACKENDS_GROUP):
+        return f"a {scheme}:// URL needs --backend {scheme}"
+    if not os.path.lexists(directory):
+        return "does not exist"
+    return "not a directory"
+
+
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     """The backend constructor's further keywords: ``--backend-option KEY=VALUE`` (VALUE
     parsed as JSON when it is JSON, else kept as a string), ``--ssh-key`` (``ssh_key``) and
     ``--known-hosts`` (``known_hosts``)."""
     options: dict[str, Any] = {}
     for item in args.backend_option:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip().isidentifier():
+        key, value = _key_value("--backend-option", item)
+        if not key.isidentifier():
             raise UsageError(f'--backend-option expects KEY=VALUE, got "{item}"')
         try:
-            options[key.strip()] = json.loads(value)
+            options[key] = json.loads(value)
         except json.JSONDecodeError:
-            options[key.strip()] = value
+            options[key] = value
+    _check_backend_options(args.backend, options)
     if args.ssh_key is not None:
+        if not os.path.isfile(os.path.expanduser(args.ssh_key)):
+            problem = "does not exist" if not os.path.lexists(args.ssh_key) else "not a file"
+            raise UsageError(f'--ssh-key "{args.ssh_key}": {problem}')
         options["ssh_key"] = args.ssh_key
     if args.known_hosts is not None:
         options["known_hosts"] = args.known_hosts
     return options
+
+
+def _key_value(option: str, item: str) -> tuple[str, str]:
+    """``KEY=VALUE`` of ``option``, refused with spaces around either (``read_limit= 10``)."""
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise UsageError(f'{option} expects KEY=VALUE, got "{item}"')
+    if key != key.strip() or value != value.strip():
+        raise UsageError(f'{option} expects KEY=VALUE with no spaces around "=", got "{item}"')
+    return key, value
+
+
+def _check_backend_options(backend: str, options: dict[str, Any]) -> None:
+    """Refuse a ``--backend-option`` the backend's factory does not take, by name (rather
+    than with Python's ``unexpected keyword argument``)."""
+    if not options:
+        return
+    try:
+        parameters = inspect.signature(load_backend_factory(backend)).parameters
+    except (EntryPointNotFound, TypeError, ValueError):
+        return  # an unknown name is reported by its caller; no signature: the factory decides
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    taken = [
+        name
+        for name, p in parameters.items()
+        if p.kind is not inspect.Parameter.VAR_POSITIONAL and name not in _WORKSPACE_KEYWORDS
+    ]
+    for key in options:
+        if key not in parameters or key in _WORKSPACE_KEYWORDS:
+            raise UsageError(
+                f'--backend-option {key}: the "{backend}" backend has no option "{key}" '
+                f"(its options: {_names(taken)})"
+            )
+
+
+_WORKSPACE_KEYWORDS = ("cwd", "roots", "read_only_roots", "read_only")
+"""The backend keywords the workspace options set: not ``--backend-option`` keys."""
 
 
 def start_backend(toolfs: ToolFs, args: argparse.Namespace) -> None:
@@ -245,13 +326,11 @@ def parse_config(items: Sequence[str]) -> ToolFsConfig:
     """``--config KEY=VALUE`` items (snake_case or camelCase keys) as a :class:`ToolFsConfig`."""
     values: dict[str, Any] = {}
     for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f'--config expects KEY=VALUE, got "{item}"')
+        key, value = _key_value("--config", item)
         try:
-            values[key.strip()] = json.loads(value)
+            values[key] = json.loads(value)
         except json.JSONDecodeError:
-            values[key.strip()] = value
+            values[key] = value
     try:
         return ToolFsConfig.model_validate(values)
     except ToolFsConfigError as exc:  # named as typed; an unknown key gets the valid ones

@@ -9,15 +9,16 @@ EXIT_INTERRUPTED = 130
 
 
 class UsageError(Exception):
-    """Bad usage found after argument parsing: reported on stderr, exit code 2."""
+    """Bad usage found after argument parsing: reported on stderr, exit code 2.
 
-    def line(self, command: str) -> str:
+    Every usage error of every command has one form, ``dsh-fs: <message>``
+    (argparse's own errors too: :class:`~.parser.CommandParser`).
+    """
+
+    def line(self, command: str | None = None) -> str:
         """The one stderr line reporting it."""
-        return f"dsh-fs {command}: error: {self}"
+        return f"dsh-fs: {self}"
 
 
 class WorkspaceError(UsageError):
     """A workspace option the command cannot start with: ``dsh-fs: --cwd "<dir>": …``."""
-
-    def line(self, command: str) -> str:
-        return f"dsh-fs: {self}"

@@ -24,7 +24,8 @@ def version_report() -> str:
     The command's own version first (``dsh-fs <dsh-tool-fs version>``), then
     the two layers it always uses, then every installed backend, plugin and
     tool entry point with the distribution (and version) that declares it,
-    then the runtime libraries and Python.
+    then the runtime libraries and Python, and whether search's native fast
+    path can run here.
     """
     lines = [f"dsh-fs {installed_version('dsh-tool-fs')}"]
     lines += [f"  layer {dist} {installed_version(dist)}" for dist in ("dsh-tool-fs", "dsh-fs")]
@@ -41,4 +42,17 @@ def version_report() -> str:
         f"{lib} {installed_version(lib)}" for lib in ("anyio", "pluggy", "pydantic", "mcp")
     )
     lines.append(f"  with {libraries} on Python {platform.python_version()}")
+    search = _search_fast_path()
+    if search is not None:
+        lines.append(f"  search fast path: {search}")
     return "\n".join(lines) + "\n"
+
+
+def _search_fast_path() -> str | None:
+    """Whether ``glob`` and ``grep`` can take the native fast path (a Landlock-confined
+    ``rg``), when dsh-tool-fs-search is installed; imported only for ``--version``."""
+    try:
+        from dsh_tool_fs_search.fast_path import native_status
+    except ImportError:
+        return None
+    return native_status()
