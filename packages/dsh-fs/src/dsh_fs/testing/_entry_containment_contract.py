@@ -16,7 +16,15 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from .._errors import FsErrorCode
-from .._types import AtVersion, FsTarget, MoveGuard, NotAFile
+from .._types import (
+    AtVersion,
+    DeleteChange,
+    FsChange,
+    FsTarget,
+    MoveGuard,
+    NotAFile,
+    WriteChange,
+)
 from ._base import requires
 from ._containment_contract import ContainmentScenes, outside_state
 from ._expect import expect_fs_error, under
@@ -132,6 +140,32 @@ class EntryContainmentContract(ContainmentScenes):
         await fs.delete(target, recursive=True)
         assert scratch.names("ws") == ["inside.txt", "sub"]
         assert outside_state(scratch) == before
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("where", ["outside", "read-only root"])
+    async def test_a_batch_with_one_change_outside_the_writable_workspace_changes_nothing(
+        self, scratch: Scratch, where: str
+    ) -> None:
+        lib = under(scratch.root, "lib")
+        fs = self.workspace(scratch, read_only_roots=[lib])
+        if where == "outside":
+            target = await self.escaped(scratch, "../outside/secret.txt")
+            code, reason = OUTSIDE, "outside the workspace"
+        else:
+            target = await fs.resolve(f"{lib}/doc.txt")
+            code, reason = READ_ONLY, "read-only workspace"
+        changes: list[FsChange] = [
+            WriteChange(await fs.resolve("inside.txt"), "changed\n"),
+            DeleteChange(await fs.resolve("sub/f.txt")),
+            DeleteChange(target),
+        ]
+        await self.refused(
+            scratch,
+            fs.apply_changes(changes),
+            code,
+            f'cannot delete "{target.display_path}": {reason}',
+        )
+        assert (scratch.names("ws/sub"), scratch.names("lib")) == (["f.txt"], ["doc.txt"])
 
     # -- read-only ----------------------------------------------------------------------
 
