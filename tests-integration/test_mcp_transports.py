@@ -31,6 +31,7 @@ import anyio
 import httpx2
 import mcp.types as types
 import pytest
+from dsh_tool_fs.tools import installed_tools
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
@@ -556,14 +557,7 @@ def inspect(*argv: str) -> dict[str, Any]:
 def test_the_inspector_calls_the_tools_over_stdio(workspace: Path) -> None:
     server = [sys.executable, "-m", "dsh_tool_fs.cli", "mcp", "--cwd", str(workspace)]
     listed = inspect(*server, "--method", "tools/list")
-    assert [tool["name"] for tool in listed["tools"]] == [
-        "list",
-        "read",
-        "write",
-        "edit",
-        "glob",
-        "grep",
-    ]
+    assert [tool["name"] for tool in listed["tools"]] == [spec.name for spec in installed_tools()]
     read = inspect(
         *server, "--method", "tools/call", "--tool-name", "read", "--tool-arg", "file_path=a.txt"
     )
