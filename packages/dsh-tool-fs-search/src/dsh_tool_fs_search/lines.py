@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import re2
 from dsh_tool_fs import ToolArgumentError
+
+from ._engine import span_search
 
 __all__ = ["MAX_MATCHED_LINE", "LineMatcher", "LineScanner", "MatchedLine"]
 
@@ -40,38 +42,6 @@ class MatchedLine(NamedTuple):
     line: bytes
     start: int
     end: int
-
-
-def _span_search(regex: re2._Regexp[str]) -> _Search:
-    """``regex``'s search as one call into the engine per match.
-
-    The wrapper's ``search`` builds a match object per call through a
-    generator (about 6 µs, most of a grep of a few thousand matches); the
-    compiled ``RE2`` object it wraps answers the span directly. Used when the
-    installed ``google-re2`` has it (checked here), else the public ``search``.
-    """
-    raw: Any = getattr(regex, "_regexp", None)
-    anchor: Any = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
-    try:
-        usable = raw is not None and anchor is not None and raw.Match(anchor, b"", 0, 0)
-    except Exception:  # another wrapper: the public API answers
-        usable = False
-    if usable:
-        match = raw.Match
-
-        def search(data: bytes, pos: int) -> tuple[int, int] | None:
-            span: tuple[int, int] = match(anchor, data, pos, len(data))[0]
-            return None if span[0] < 0 else span
-
-        return search
-
-    public = regex.search
-
-    def search_public(data: bytes, pos: int) -> tuple[int, int] | None:
-        found = public(data, pos)
-        return None if found is None else (found.start(), found.end())
-
-    return search_public
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +68,7 @@ class LineMatcher:
             if isinstance(reason, bytes):
                 reason = reason.decode("utf-8", "replace")
             raise ToolArgumentError(f"pattern is not a valid regular expression: {reason}") from exc
-        return cls(pattern, ignore_case, _span_search(regex))
+        return cls(pattern, ignore_case, span_search(regex))
 
     def scanner(self) -> LineScanner:
         """A scan of one text fed in chunks."""
