@@ -62,6 +62,10 @@ CODE_MEANINGS: dict[str, str] = {
     FsErrorCode.FS_READ_ONLY: "a write or edit inside a read-only root or a read-only workspace",
     FsErrorCode.FS_TOO_LARGE: "an edit would grow the file by more than 16 MiB; nothing was "
     "written",
+    FsErrorCode.FS_NOT_EMPTY: "a directory to delete (without the tree option) or to replace "
+    "by a move is not empty; nothing changed",
+    FsErrorCode.FS_ALREADY_EXISTS: "a move's destination exists and the move may not replace "
+    "it; nothing changed",
 }
 HOST_CODES: dict[str, str] = {
     "INVALID_ARGUMENTS": "the arguments do not fit the tool's schema or value rules "
