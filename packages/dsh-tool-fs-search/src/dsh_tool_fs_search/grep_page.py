@@ -163,24 +163,39 @@ class GrepPageBuilder:
         )
 
     def _shown(self, matched: MatchedLine) -> str:
+        """The shown text of a matching line (see the class); only a few times
+        ``max_line_length`` bytes around the match are decoded, whatever the line's length
+        (a streamed line may hold 8 MiB)."""
         line, limit = matched.line, self._max_line_length
         head = line[: 4 * (limit + 1)]
         text = head.decode("utf-8", "ignore")  # only a character cut at the end is dropped
         if len(text) <= limit and len(head) == len(line):
             return text
-        # A character cut where a streamed line was bounded is dropped ("ignore").
-        start = len(line[: matched.start].decode("utf-8", "ignore"))
-        end = start + len(line[matched.start : matched.end].decode("utf-8", "ignore"))
-        if end <= limit:
+        # A match ending past the head's bytes ends past `limit` characters (≤ 4 bytes each).
+        if matched.end <= len(head) and len(head[: matched.end].decode("utf-8", "ignore")) <= limit:
             return text[:limit] + self._suffix
-        whole = line.decode("utf-8", "ignore")
-        size = end - start
-        at = start if size >= limit else start - (limit - size) // 2
-        at = max(0, min(at, len(whole) - limit))
-        if at == 0:
-            return whole[:limit] + self._suffix
-        after = "..." if at + limit < len(whole) else ""
-        return CUT_BEFORE + whole[at : at + limit] + after + cut_suffix(limit)
+        span = 4 * (limit + 1)  # bytes that hold `limit` characters, even cut at an edge
+        low = max(0, matched.start - span)
+        # "ignore": a character cut at a slice's edge (or where a streamed line was bounded)
+        before = line[low : matched.start].decode("utf-8", "ignore")
+        inside = line[matched.start : min(matched.end, matched.start + span)].decode(
+            "utf-8", "ignore"
+        )
+        if len(inside) >= limit:  # a match longer than the cut starts it
+            if matched.start == 0:
+                return inside[:limit] + self._suffix
+            more = matched.start + len(inside[:limit].encode()) < len(line)
+            return CUT_BEFORE + inside[:limit] + ("..." if more else "") + cut_suffix(limit)
+        high = min(len(line), matched.end + span)
+        after = line[matched.end : high].decode("utf-8", "ignore")
+        room = limit - len(inside)
+        take_before = max(room // 2, room - len(after))  # centred; more before at the end
+        if take_before >= len(before) and low == 0:
+            return (before + inside + after)[:limit] + self._suffix  # the line's start
+        take_after = room - take_before
+        shown = before[len(before) - take_before :] + inside + after[:take_after]
+        more = take_after < len(after) or high < len(line)
+        return CUT_BEFORE + shown + ("..." if more else "") + cut_suffix(limit)
 
 
 def grep_footer(page: GrepPage) -> str:
