@@ -25,6 +25,7 @@ across the one read). Progress goes to stderr; the table (or the JSON) to stdout
 from __future__ import annotations
 
 import argparse
+import asyncio
 import codecs
 import contextlib
 import gc
@@ -149,7 +150,7 @@ def generate(root: str, wanted: set[str]) -> Data:
         os.mkdir(d.crowded)
         for i in range(20_000):
             os.close(os.open(os.path.join(d.crowded, f"module_{i:05d}.py"), os.O_CREAT, 0o644))
-    if wanted & {"G1", "G2", "R1", "R2", "R3", "R1S", "R1N", "R3N", "R3T"}:
+    if wanted & {"G1", "G2", "F8", "F9", "R1", "R2", "R3", "R4", "R5", "R1S", "R1N", "R3N", "R3T"}:
         # A real source tree: this environment's packages, symlinks kept as symlinks.
         d.source_tree = os.path.join(root, "site-packages")
         site = next(p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p))
@@ -822,6 +823,10 @@ SEARCH_LITERAL = "CancelScope"
 """R2's literal: an identifier of moderate frequency (anyio's, in tens of files of the copy)."""
 RARE_LITERAL = "fast_acquire"
 """R3's literal: in a handful of files (the cost of our side grows with the files that match)."""
+REGEX_CASELESS = "(?i)todo"
+"""R4's pattern: a regular expression models send often (a case-insensitive word)."""
+REGEX_METHOD = r"def \w+\(self"
+"""R5's pattern: a regular expression with a class and an escaped parenthesis."""
 SEARCH_GLOB = "**/*.py"
 RG_SAME_RULES = [
     "--no-config",
@@ -865,9 +870,11 @@ def rg_glob_command() -> list[str]:
     return [rg_executable(), "--files", *RG_SAME_RULES, f"--glob={SEARCH_GLOB}"]
 
 
-def rg_grep_command(literal: str) -> list[str]:
-    """R2's and R3's baseline: ``rg -n -F`` with the search's rules."""
-    return [rg_executable(), "-n", "--no-heading", "-F", *RG_SAME_RULES, "--", literal]
+def rg_grep_command(pattern: str, *, fixed: bool = True) -> list[str]:
+    """R2's and R3's baseline: ``rg -n -F`` with the search's rules; R4's and R5's
+    (``fixed=False``): ``rg -n`` with the same regular expression."""
+    flags = ["-F"] if fixed else []
+    return [rg_executable(), "-n", "--no-heading", *flags, *RG_SAME_RULES, "--", pattern]
 
 
 def run_rg_process(command: list[str], tree: str) -> None:
@@ -946,10 +953,22 @@ async def r1s(row: Row, d: Data, runs: int) -> None:
     await r1(row, d, runs, newest_first=True)
 
 
-async def r2(row: Row, d: Data, runs: int, literal: str = SEARCH_LITERAL) -> None:
+async def r4(row: Row, d: Data, runs: int) -> None:
+    await r2(row, d, runs, REGEX_CASELESS, fixed=False)
+
+
+async def r5(row: Row, d: Data, runs: int) -> None:
+    await r2(row, d, runs, REGEX_METHOD, fixed=False)
+
+
+async def r2(
+    row: Row, d: Data, runs: int, literal: str = SEARCH_LITERAL, *, fixed: bool = True
+) -> None:
+    """R2 and R3 (a literal against ``rg -n -F``), R4 and R5 (a regular expression against
+    ``rg -n``): the counts must be rg's."""
     tree = search_tree(d)
     s = Stack(tree)
-    command = rg_grep_command(literal)
+    command = rg_grep_command(literal, fixed=fixed)
     listed = rg_output(command, tree)
     matches = listed.count(b"\n")
     files = len({line.split(b":", 1)[0] for line in listed.splitlines()})
@@ -1133,9 +1152,10 @@ class SftpBench:
     asyncssh, in the same process and over the same loopback, with nothing else.
     """
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, *, search: bool = False) -> None:
         from dsh_fs_sftp.testing import SshServer, find_sshd
 
+        self.search = search  # the installed tools (glob and grep) too
         if find_sshd() is None:
             raise ImportError("no sshd on this machine (apt-get install -y openssh-server)")
         self.root = root
@@ -1144,11 +1164,12 @@ class SftpBench:
     async def __aenter__(self) -> SftpBench:
         import asyncssh
         from dsh_fs_policy import FsPolicy
-        from dsh_tool_fs import Session, ToolFs
+        from dsh_tool_fs import TOOLS, Session, ToolFs, installed_tools
 
         self.server.start()
         self.backend = self.server.backend(self.root)
-        self.toolfs = ToolFs(self.backend, plugins=[FsPolicy()])
+        tools = installed_tools() if self.search else TOOLS
+        self.toolfs = ToolFs(self.backend, plugins=[FsPolicy()], tools=tools)
         self.session = Session(cwd=self.root)
         options = self.server.connect_options()
         self.conn = await asyncssh.connect(
@@ -1189,6 +1210,81 @@ async def f3(row: Row, d: Data, runs: int) -> None:
                 "\n".join([f"{n}: {line}" for n, line in enumerate(lines, 1)])
 
         await measure(row, product, baseline, runs, calls=F3_CALLS)
+
+
+async def sftp_walk(sftp: Any, root: str) -> list[tuple[str, Any]]:
+    """The baseline's walk over SFTP: ``readdir`` of a whole level of directories at once
+    (no link followed, no VCS directory entered); every regular file with its attributes."""
+    import asyncssh
+
+    found: list[tuple[str, Any]] = []
+    level = [root]
+    while level:
+        listings = await asyncio.gather(*(sftp.readdir(directory) for directory in level))
+        deeper = []
+        for directory, names in zip(level, listings, strict=True):
+            for name in names:
+                if name.filename in (".", ".."):
+                    continue
+                path = f"{directory}/{name.filename}"
+                if name.attrs.type == asyncssh.FILEXFER_TYPE_DIRECTORY:
+                    if name.filename not in G_VCS:
+                        deeper.append(path)
+                elif name.attrs.type == asyncssh.FILEXFER_TYPE_REGULAR:
+                    found.append((path, name.attrs))
+        level = deeper
+    return found
+
+
+async def sftp_read_all(sftp: Any, paths: list[str]) -> int:
+    """The baseline's reads over SFTP, 64 files at once: read, NUL check, strict decode,
+    count ``G_LITERAL``."""
+    needle = G_LITERAL.encode()
+
+    async def one(path: str) -> int:
+        async with sftp.open(path, "rb") as f:
+            data = cast(bytes, await f.read())
+        if b"\0" in data[:8192]:
+            return 0
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return 0
+        return data.count(needle)
+
+    hits = 0
+    for start in range(0, len(paths), 64):
+        hits += sum(await asyncio.gather(*(one(p) for p in paths[start : start + 64])))
+    return hits
+
+
+async def f8(row: Row, d: Data, runs: int, *, grep: bool = False) -> None:
+    """F8 (glob) and F9 (grep, every text file read) over SFTP, against asyncssh's own walk."""
+    tree = search_tree(d)
+    async with SftpBench(tree, search=True) as b:
+        expected = sum(1 for path, _ in await sftp_walk(b.sftp, tree) if path.endswith(".py"))
+
+        async def product() -> None:
+            if grep:  # not stopped by search_time_limit: every file was searched
+                await b.call("grep", {"pattern": G_LITERAL}, totalMatches=0, stopped=False)
+            else:
+                await b.call("glob", {"pattern": SEARCH_GLOB}, totalFiles=expected, stopped=False)
+
+        async def baseline() -> None:
+            files = await sftp_walk(b.sftp, tree)
+            if grep:
+                await sftp_read_all(b.sftp, [path for path, _ in files])
+            else:
+                py = [(attrs.mtime, path) for path, attrs in files if path.endswith(".py")]
+                py.sort(key=lambda f: -(f[0] or 0))
+
+        await measure(row, product, baseline, runs)
+    what = "every text file read" if grep else f"{expected} files matched"
+    row.note = f"{d.source_files} files over loopback SFTP, {what}"
+
+
+async def f9(row: Row, d: Data, runs: int) -> None:
+    await f8(row, d, runs, grep=True)
 
 
 async def f7(row: Row, d: Data, runs: int) -> None:
@@ -1234,10 +1330,12 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "W8": ("read 10-line file, MemoryFileSystem", "µs", 2.0, "≤ 2.0", w8),
     "W9": ("64 concurrent cold reads of 1 MB files", "ms", 1 / 1.1, "≤ 0.91 (1.1×)", w9),
     "W10": ("W7 among 20,000 files", "ms", 1.25, "≤ 1.25", w10),
-    "G1": ("glob '**/*.py', seam path, site-packages copy", "ms", None, "—", g1),
-    "G2": ("grep a literal, seam path, same tree", "ms", None, "—", g2),
+    "G1": ("glob '**/*.py', seam path, site-packages copy", "ms", 2.0, "≤ 2.0", g1),
+    "G2": ("grep a literal, seam path, same tree", "ms", 2.0, "≤ 2.0", g2),
     "F3": ("W3 over SFTP (loopback sshd), 1 MB", "µs", 1.3, "≤ 1.3", f3),
     "F7": ("W7 over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", f7),
+    "F8": ("G1's glob over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", f8),
+    "F9": ("G2's grep over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", f9),
     "S1": ("start-up: one dsh-fs call read process", "ms", 2.0, "≤ 2.0", s1),
     "S2": ("start-up: dsh-fs mcp, spawn → tools/list", "ms", 1.15, "≤ 1.15", s2),
     "R0": ("confined rg (sandbox), empty directory", "ms", None, "info", r0),
@@ -1247,6 +1345,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "R2": (f"grep literal {SEARCH_LITERAL!r}, same tree", "ms", 1.3, "≤ 1.3", r2),
     "R3": (f"grep literal {RARE_LITERAL!r}, same tree", "ms", 1.3, "≤ 1.3", r3),
     "R3N": ("R3's confined rg alone (--text)", "ms", None, "info", r3n),
+    "R4": (f"grep regex {REGEX_CASELESS!r}, same tree", "ms", 1.5, "≤ 1.5", r4),
+    "R5": (f"grep regex {REGEX_METHOD!r}, same tree", "ms", 1.5, "≤ 1.5", r5),
     "R3T": ("R3N's flags, rg not confined", "ms", None, "info", r3t),
 }
 BASELINE_NAMES = {
@@ -1264,6 +1364,8 @@ BASELINE_NAMES = {
     "G2": "scandir walk + read + strict decode + count",
     "F3": "asyncssh read+splitlines+format",
     "F7": "asyncssh tmp+write+fsync+rename",
+    "F8": "asyncssh readdir walk + match + sort",
+    "F9": "asyncssh walk + read + decode + count",
     "S1": f"python -c '{IMPORT_FLOOR}'",
     "S2": "python -c 'import mcp.server…'",
     "R0": "plain rg process (subprocess)",
@@ -1273,6 +1375,8 @@ BASELINE_NAMES = {
     "R2": "rg -n -F, same rules",
     "R3": "rg -n -F, same rules",
     "R3N": "R3's: rg -n -F",
+    "R4": "rg -n, same pattern and rules",
+    "R5": "rg -n, same pattern and rules",
     "R3T": "R3's: rg -n -F",
 }
 

@@ -88,6 +88,7 @@ TREE: dict[str, str | bytes] = {
     "latin1.txt": b"caf\xe9\n",
     "src/app.py": "print('hi')\n",
     "docs/guide.md": "# Guide\n",
+    "wide.txt": "x = [" + "0, " * 30 + "needle, " + "1, " * 30 + "]\n",
 }
 
 
@@ -336,6 +337,11 @@ RESULT_CASES = [
     Case("grep: nothing", "grep", {"pattern": "zebra"}),
     Case("grep: more matches remain (`grep_max_matches` 3)", "grep", {"pattern": "line"}),
     Case("grep: from an offset", "grep", {"pattern": "line 249", "offset": 9}),
+    Case(
+        "grep: a line longer than `read_max_line_length` (40), cut around its first match",
+        "grep",
+        {"pattern": "needle"},
+    ),
 ]
 
 
@@ -469,7 +475,12 @@ async def _entry_table() -> list[str]:
     return lines
 
 
-SMALL_CONFIG = {"list_max_entries": 3, "read_max_bytes": 120, "grep_max_matches": 3}
+SMALL_CONFIG = {
+    "list_max_entries": 3,
+    "read_max_bytes": 120,
+    "grep_max_matches": 3,
+    "read_max_line_length": 40,
+}
 
 
 def _host(config: dict[str, int] | None = None) -> tuple[ToolFs, MemoryFileSystem]:

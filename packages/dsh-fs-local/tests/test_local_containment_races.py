@@ -267,7 +267,10 @@ async def try_glob(fs: FileSystem, i: int) -> str | None:
 
 
 async def try_grep(fs: FileSystem, i: int) -> str | None:
-    args = {"pattern": SECRET, "path": "d"} if i % 2 == 0 else {"pattern": SECRET}
+    """A literal on two tries of four, a regular expression on the others (the native
+    path gives rg each its own way); at the swapped name on even tries."""
+    pattern = SECRET if i % 4 < 2 else f"(?i){SECRET[0]}\\w+T$"
+    args = {"pattern": pattern, "path": "d"} if i % 2 == 0 else {"pattern": pattern}
     return bait_in(await search(fs, "grep", args))
 
 

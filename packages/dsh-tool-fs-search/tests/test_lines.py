@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 
 def per_line(pattern: str, text: str, *, ignore_case: bool = False) -> list[MatchedLine]:
-    """The reference: split into lines (read's line rule), strip one final ``\\r``, search each."""
+    """The reference: split into lines (read's line rule), strip one final ``\\r``, search each
+    (the first match's span in UTF-8 bytes)."""
     lines = text.split("\n")
     if text == "" or text.endswith("\n"):
         lines.pop()
@@ -21,8 +22,11 @@ def per_line(pattern: str, text: str, *, ignore_case: bool = False) -> list[Matc
     for number, line in enumerate(lines, 1):
         if line.endswith("\r"):
             line = line[:-1]
-        if re.search(pattern, line, flags):
-            found.append(MatchedLine(number, line.encode()))
+        first = re.search(pattern, line, flags)
+        if first:
+            start = len(line[: first.start()].encode())
+            end = len(line[: first.end()].encode())
+            found.append(MatchedLine(number, line.encode(), start, end))
     return found
 
 
@@ -62,7 +66,10 @@ def test_a_pattern_never_matches_across_lines() -> None:
 
 def test_crlf_and_a_final_cr_are_not_part_of_the_line() -> None:
     matcher = LineMatcher.compile("x$")
-    assert list(matcher.lines("x\r\nyx\r")) == [MatchedLine(1, b"x"), MatchedLine(2, b"yx")]
+    assert list(matcher.lines("x\r\nyx\r")) == [
+        MatchedLine(1, b"x", 0, 1),
+        MatchedLine(2, b"yx", 1, 2),
+    ]
 
 
 def test_an_invalid_pattern_names_the_engines_reason() -> None:

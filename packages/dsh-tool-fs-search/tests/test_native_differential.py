@@ -69,7 +69,8 @@ def build_tree(base: str) -> str:
         vcs/.hg/x.py vcs/.svn/x.py vcs/.jj/x.py      (never entered)
         gitfile/.git      a regular file named .git (shown)
         bin.dat (NUL early), late-nul.txt (NUL after 8192 bytes), bad-utf8.txt,
-        bom.txt, crlf.txt, long.txt (one 200,000-char line), kelvin.txt (K, ſ)
+        bom.txt, crlf.txt, long.txt (one 200,000-char line), kelvin.txt (K, ſ),
+        accents.txt (éneedleé: a word boundary for RE2, none for a Unicode \\b)
         ünïcode/名前.py, odd/new\\n.git/line.py (a line break in a directory name)
         link-in.py -> src/app.py, link-dir -> src, link-out -> ../outside, fifo
         many/f0000.py … f0299.py  (equal mtimes, in groups)
@@ -117,6 +118,7 @@ def build_tree(base: str) -> str:
         "crlf.txt": b"needle one\r\nnone\r\nneedle three\r\n",
         "long.txt": ("x" * 100_000 + "needle" + "y" * 100_000 + "\n"),
         "kelvin.txt": "\u212aelvin \u017fign\nkelvin sign\n",
+        "accents.txt": "\u00e9needle\u00e9 (ASCII word boundaries only)\nx\u00e9y\n",
         "ünïcode/名前.py": "needle unicode\n",
         "odd/new\n.git/line.py": "needle newline\n",  # a name with a line break and ".git"
     }
@@ -228,8 +230,40 @@ GREPS = [
     {"pattern": "needle 2"},
     {"pattern": "needle late"},
     {"pattern": "after bom"},
-    {"pattern": "ne+dle"},  # a regular expression: the fast path declines, same answer
+    # Regular expressions: rg lists a superset (its translation), RE2 decides.
+    {"pattern": "ne+dle"},
+    {"pattern": "(?i)NEEDLE \\d+"},
+    {"pattern": "NEEDLE", "ignore_case": True, "include": "*.py"},
+    {"pattern": "^needle after bom$"},  # the BOM is not text: ^ is at its end
+    {"pattern": "one$"},  # CRLF: $ before the \r
+    {"pattern": "^needle \\d+$"},
+    {"pattern": "\\Aneedle"},
+    {"pattern": "late\\z"},
+    {"pattern": "\\bneedle\\b"},
+    {"pattern": "\\Bdle"},
+    {"pattern": "x\\Wy"},
+    {"pattern": "def \\w+\\(\\)"},
+    {"pattern": "[^a-z ]needle"},
+    {"pattern": "(?i)[^a-z]eedle"},
+    {"pattern": "\\W+needle"},
+    {"pattern": "\\w+ \\pL+"},
+    {"pattern": "\\pL+ign", "ignore_case": True},
+    {"pattern": "[\\pL]elvin", "ignore_case": True},
+    {"pattern": "(?i)kelvin|\\x{17F}ign"},
+    {"pattern": "K", "ignore_case": True},
+    {"pattern": "ne{2}dle \\d{2,}"},
+    {"pattern": "(?U)n.*e"},
+    {"pattern": "[[:upper:]]+ = \\d"},
+    {"pattern": "needle.*"},
+    {"pattern": "\\s\\w+$", "include": "*.py"},
+    {"pattern": "\u00fc|\u540d|unicode$"},
+    {"pattern": "(?i)\u00dcn"},
+    {"pattern": "(?P<w>nee)(?:dle|DLE)"},
+    {"pattern": "x{3}needle"},
+    {"pattern": "a\\tb|z*"},  # empty matches: every line of every text file
+    {"pattern": "\\Qneedle\\E"},  # not translated: the fast path declines, same answer
 ]
+DECLINED = {"\\Qneedle\\E"}
 
 
 @pytest.mark.parametrize("args", GLOBS, ids=[str(a) for a in GLOBS])
@@ -279,7 +313,7 @@ async def test_grep_through_rg_is_byte_identical_to_the_seam_search(
     monkeypatch: pytest.MonkeyPatch, workspace: str, spy: Spy, args: dict[str, Any]
 ) -> None:
     fast, seam = await both_ways(monkeypatch, workspace, "grep", args)
-    if args["pattern"] == "ne+dle":
+    if args["pattern"] in DECLINED:
         assert spy.declined == ["grep"] and spy.answered == []
     else:
         assert spy.answered == ["grep"], spy

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dsh_tool_fs_search.glob_page import build_glob_page, render_glob
 from dsh_tool_fs_search.grep_page import GrepPageBuilder, render_grep
+from dsh_tool_fs_search.lines import MatchedLine
 
 
 def test_a_glob_page_is_the_glob_envelope_with_its_count() -> None:
@@ -36,7 +37,7 @@ def test_a_grep_page_groups_matches_by_file_with_a_blank_line_between() -> None:
     ]:
         builder.begin_file(path)
         for number, line in matches:
-            builder.add(number, line)
+            builder.add(MatchedLine(number, line, 0, len(line)))
         builder.end_file()
     page = builder.finish("/w", stopped=False, time_limit=30)
     assert render_grep(page) == (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable, Sequence
 
 from dsh_fs import EntryType, FsDirEntry, FsError, FsTarget
 from dsh_fs.preconditions import not_directory, not_found
@@ -129,3 +130,22 @@ def list_directory(reach: Reach, key: str, display_path: str, with_stat: bool) -
         finally:
             os.close(dir_fd)
     return entries
+
+
+def list_directories(
+    reach: Reach,
+    directories: Sequence[tuple[str, str]],
+    with_stat: bool,
+    check_cancelled: Callable[[], object],
+) -> list[list[FsDirEntry] | FsError]:
+    """:func:`list_directory` of each ``(key, display path)``, its entries or its ``FsError``,
+    in order, in one worker-thread call; ``check_cancelled`` (which raises the caller's
+    cancellation) runs before each directory."""
+    listings: list[list[FsDirEntry] | FsError] = []
+    for key, display_path in directories:
+        check_cancelled()
+        try:
+            listings.append(list_directory(reach, key, display_path, with_stat))
+        except FsError as exc:
+            listings.append(exc)
+    return listings

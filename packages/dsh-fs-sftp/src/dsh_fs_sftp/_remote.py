@@ -290,6 +290,31 @@ class Remote:
         except asyncssh.SFTPError as exc:
             raise sftp_failure("read", display_path, exc) from exc
 
+    async def read_bytes_within(
+        self,
+        target: FsTarget,
+        take: Callable[[int, str], None],
+        give: Callable[[int], None],
+    ) -> bytes:
+        """:meth:`read_bytes` under a budget shared by concurrent reads: ``take(size, display
+        path)`` the file's size at open, before reading (it raises, and the file is left
+        unread, when the size does not fit); ``give`` it back if the read fails."""
+
+        async def body(sftp: asyncssh.SFTPClient) -> bytes:
+            _, handle, size = await self._readable(sftp, target)
+            try:
+                take(size, target.display_path)
+                try:
+                    return await read_at(handle, size)
+                except BaseException:
+                    give(size)
+                    raise
+            finally:
+                await finish(close_quietly(handle))
+
+        self.workspace.check("read", target.display_path, target.target_key, write=False)
+        return await self.run("read", target.display_path, body)
+
     async def list_dir(self, target: FsTarget, with_stat: bool) -> list[FsDirEntry]:
         display_path = target.display_path
 

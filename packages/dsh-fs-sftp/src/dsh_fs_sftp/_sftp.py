@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import posixpath
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -27,7 +28,7 @@ from dsh_fs import (
     WriteIntent,
 )
 from dsh_fs.locks import TargetLocks
-from dsh_fs.preconditions import check_edit, check_write
+from dsh_fs.preconditions import check_edit, check_write, over_read_limit
 from dsh_fs.streaming import TextStream
 from dsh_fs.text import (
     AppliedEdit,
@@ -203,6 +204,18 @@ class SftpFileSystem(FileSystem):
             self._remote.read_bytes(target), lambda data: decode_text(data, "read", display_path)
         )
 
+    async def read_texts(
+        self, targets: Sequence[FsTarget], *, max_bytes: int | None = None
+    ) -> list[str | FsError]:
+        """Every one of ``targets`` with one hop to the SSH loop, all their requests in flight
+        at once (the default reads four at a time); under ``max_bytes`` each file takes its
+        size at open from the bytes left before it is read, and one that does not fit is
+        ``FS_TOO_LARGE``, unread. Decoded in the worker thread that waited."""
+        if not targets:
+            return []
+        budget = _Budget(max_bytes)
+        return await self._ssh.run(_read_all(self._remote, targets, budget), _decoded(targets))
+
     def stream_text(self, target: FsTarget) -> AsyncIterator[str]:
         """1 MiB per step; each step waits for the SSH loop in a worker thread."""
         ssh, remote = self._ssh, self._remote
@@ -215,6 +228,15 @@ class SftpFileSystem(FileSystem):
 
     async def list_dir(self, target: FsTarget, *, stat: bool = False) -> list[FsDirEntry]:
         return await self._ssh.run(self._remote.list_dir(target, stat))
+
+    async def list_dirs(
+        self, targets: Sequence[FsTarget], *, stat: bool = False
+    ) -> list[list[FsDirEntry] | FsError]:
+        """Every one of ``targets`` with one hop to the SSH loop, all their requests in flight
+        at once (the default sends 16 at a time, each its own hop)."""
+        if not targets:
+            return []
+        return await self._ssh.run(_listed(self._remote, targets, stat))
 
     async def write_text(
         self, target: FsTarget, content: str, expected: WriteIntent | None = None
@@ -262,6 +284,78 @@ class SftpFileSystem(FileSystem):
         version = done[0]
         result = applied[-1]
         return FsEditOutcome(version, result.before, result.after, result.replacements)
+
+
+class _Budget:
+    """The bytes one bounded ``read_texts`` may still hold (``None``: no bound), on the SSH
+    loop (one thread: no lock)."""
+
+    def __init__(self, max_bytes: int | None) -> None:
+        self.left = max_bytes
+
+    def take(self, size: int, display_path: str) -> None:
+        if self.left is None:
+            return
+        if size > self.left:
+            raise over_read_limit("read", display_path)
+        self.left -= size
+
+    def give(self, size: int) -> None:
+        if self.left is not None:
+            self.left += size
+
+
+async def _read_all(
+    remote: Remote, targets: Sequence[FsTarget], budget: _Budget
+) -> list[bytes | FsError]:
+    """On the SSH loop: the bytes of each target, concurrently; an ``FsError`` as a value,
+    any other exception raised (after the others finished)."""
+    done = await asyncio.gather(
+        *(remote.read_bytes_within(t, budget.take, budget.give) for t in targets),
+        return_exceptions=True,
+    )
+    read: list[bytes | FsError] = []
+    for data in done:
+        if isinstance(data, BaseException) and not isinstance(data, FsError):
+            raise data
+        read.append(data)
+    return read
+
+
+def _decoded(
+    targets: Sequence[FsTarget],
+) -> Callable[[list[bytes | FsError]], list[str | FsError]]:
+    """The texts of what :func:`_read_all` read, decoded as ``read_text`` decodes."""
+
+    def decode(read: list[bytes | FsError]) -> list[str | FsError]:
+        texts: list[str | FsError] = []
+        for target, data in zip(targets, read, strict=True):
+            if isinstance(data, FsError):
+                texts.append(data)
+                continue
+            try:
+                texts.append(decode_text(data, "read", target.display_path))
+            except FsError as exc:
+                texts.append(exc)
+        return texts
+
+    return decode
+
+
+async def _listed(
+    remote: Remote, targets: Sequence[FsTarget], stat: bool
+) -> list[list[FsDirEntry] | FsError]:
+    """On the SSH loop: ``list_dir`` of each target, concurrently; an ``FsError`` as a value,
+    any other exception raised (after the others finished)."""
+    done = await asyncio.gather(
+        *(remote.list_dir(target, stat) for target in targets), return_exceptions=True
+    )
+    listings: list[list[FsDirEntry] | FsError] = []
+    for listing in done:
+        if isinstance(listing, BaseException) and not isinstance(listing, FsError):
+            raise listing
+        listings.append(listing)
+    return listings
 
 
 async def _in_worker(step: Any) -> Any:

@@ -48,6 +48,8 @@ from .workspace import Workspace
 
 READ_TEXTS_AT_ONCE: Final = 4
 """How many files the default :meth:`FileSystem.read_texts` reads at once."""
+LIST_DIRS_AT_ONCE: Final = 16
+"""How many directories the default :meth:`FileSystem.list_dirs` lists at once."""
 
 
 class FileSystem(ABC):
@@ -130,6 +132,28 @@ class FileSystem(ABC):
             batch = targets[start : start + READ_TEXTS_AT_ONCE]
             texts += await in_order([partial(read, target) for target in batch])
         return texts
+
+    # -- listing many directories (v5) ---------------------------------------------------
+
+    async def list_dirs(
+        self, targets: Sequence[FsTarget], *, stat: bool = False
+    ) -> list[list[FsDirEntry] | FsError]:
+        """``list_dir`` of each of ``targets``: its entries or the ``FsError`` it raised, in
+        order.
+
+        Optional. The default lists up to :data:`LIST_DIRS_AT_ONCE` of them at
+        once with ``list_dir`` (a network backend's requests overlap). A
+        backend whose every call costs a fixed overhead — the local backend's
+        hop to a worker thread — may list them all in one go: a search walks
+        many small directories. Each directory is listed exactly as
+        ``list_dir`` lists it. Cancellation, and any exception other than
+        ``FsError``, propagates.
+        """
+        listings: list[list[FsDirEntry] | FsError] = []
+        for start in range(0, len(targets), LIST_DIRS_AT_ONCE):
+            batch = targets[start : start + LIST_DIRS_AT_ONCE]
+            listings += await in_order([partial(self.list_dir, t, stat=stat) for t in batch])
+        return listings
 
     async def connect(self) -> None:  # noqa: B027 (optional: a no-op by default)
         """Reach the storage now, so that a bad address or workspace fails here.

@@ -20,12 +20,15 @@ Why the results are the seam path's, by construction (docs/using/search.md):
   literal characters, ``*`` and whole ``**`` segments (where both syntaxes
   mean the same); any other pattern is matched here by
   :class:`~dsh_tool_fs_search.globs.PathGlob` alone.
-* ``grep`` uses ``rg`` only for a case-sensitive or case-insensitive
-  *literal* pattern (no RE2 metacharacter, no line break): ``rg -F --text``
-  lists the files whose bytes contain it — every file where RE2 can find it
-  on a line — and those files are then searched exactly as the seam path
-  searches (:func:`~dsh_tool_fs_search.search_files.search_files`: the
-  seam's read, RE2, the shared page builder). Any other pattern declines.
+* ``grep`` gives ``rg`` a pattern that matches at least where the search's
+  RE2 pattern does: a *literal* (no RE2 metacharacter, no line break) as
+  ``rg -F``, any other pattern translated by :mod:`._rg_regex` (a superset
+  by construction). ``rg --files-with-matches --text`` lists the files
+  whose bytes match it — every file where RE2 can find a line — and those
+  files are then searched exactly as the seam path searches
+  (:func:`~dsh_tool_fs_search.search_files.search_files`: the seam's read,
+  RE2, the shared page builder). A pattern the translation does not cover
+  declines.
 * Order, paging and rendering are the shared functions.
 
 Containment: ``rg`` runs in a Landlock domain that may read only beneath
@@ -51,6 +54,7 @@ from dsh_fs import FileSystem, FsDirEntry, FsTarget, HeldDirectory
 from dsh_tool_fs import Execution
 
 from . import _ripgrep
+from ._rg_regex import rg_regex
 from ._sandbox import Sandbox, SandboxUnavailable, landlock_abi
 from .globs import PathGlob
 from .grep_page import GrepPageBuilder
@@ -75,6 +79,7 @@ __all__ = [
     "rg_glob_arguments",
     "rg_grep_arguments",
     "rg_literal",
+    "rg_prefilter",
 ]
 
 SWITCH: Final = "DSH_FS_SEARCH_NATIVE"
@@ -129,19 +134,31 @@ def rg_glob_arguments(include: PathGlob | None) -> tuple[list[bytes], bool]:
         return [], False
 
 
-def rg_grep_arguments(literal: bytes, *, ignore_case: bool, globs: Iterable[bytes]) -> list[bytes]:
-    """The literal prefilter's arguments: the files whose bytes hold ``literal``, every byte
-    of every file searched (``--text``: ``read`` accepts a NUL after the first 8192 bytes)
-    and none transcoded."""
+def rg_grep_arguments(
+    pattern: bytes, *, ignore_case: bool, globs: Iterable[bytes], fixed: bool = True
+) -> list[bytes]:
+    """The prefilter's arguments: the files whose bytes hold ``pattern`` (a literal, or with
+    ``fixed=False`` an ``rg`` regular expression), every byte of every file searched
+    (``--text``: ``read`` accepts a NUL after the first 8192 bytes) and none transcoded."""
     return [
         b"--files-with-matches",
-        b"--fixed-strings",
+        *((b"--fixed-strings",) if fixed else ()),
         b"--text",
         b"--encoding=none",
         b"--ignore-case" if ignore_case else b"--case-sensitive",
         *globs,
-        b"--regexp=" + literal,
+        b"--regexp=" + pattern,
     ]
+
+
+def rg_prefilter(matcher: LineMatcher) -> tuple[bytes, bool] | None:
+    """``rg``'s pattern for ``matcher`` and whether it is a literal (``-F``); ``None`` when
+    no pattern is known to match at least where ``matcher`` does."""
+    literal = rg_literal(matcher)
+    if literal is not None:
+        return literal, True
+    regex = rg_regex(matcher.pattern, ignore_case=matcher.ignore_case)
+    return None if regex is None else (regex, False)
 
 
 class _Found:
@@ -389,12 +406,16 @@ class NativeFastPath:
         page: GrepPageBuilder,
         deadline: Deadline,
     ) -> bool | None:
-        """``grep`` of a literal: the files ``rg -F`` finds it in, searched as the seam does."""
-        literal = rg_literal(matcher)
-        if literal is None:
+        """``grep``: the files ``rg`` finds a superset of the pattern in, searched as the seam
+        does."""
+        prefilter = rg_prefilter(matcher)
+        if prefilter is None:
             return None
+        pattern, fixed = prefilter
         globs, exact = rg_glob_arguments(include)
-        arguments = rg_grep_arguments(literal, ignore_case=matcher.ignore_case, globs=globs)
+        arguments = rg_grep_arguments(
+            pattern, ignore_case=matcher.ignore_case, globs=globs, fixed=fixed
+        )
         found = await self._files(ex, scope, arguments, None if exact else include, deadline)
         if found is None:
             return None

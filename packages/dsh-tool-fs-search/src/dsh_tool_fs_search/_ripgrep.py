@@ -7,10 +7,11 @@ docs/using/search.md, "The native fast path"):
   included, symlinks not followed, the VCS directories not entered, and *no*
   ignore file applied (``--no-ignore``) — so ``rg`` never skips a file the
   search would show; the search's own ignore rules are applied to its list;
-* as a **literal prefilter** for ``grep``: the files that contain the
-  pattern's bytes (``-F``, ``--text``, no transcoding) — a superset of the
-  files where the search's own matcher finds a line, which then reads and
-  matches them exactly as without ``rg``.
+* as a **prefilter** for ``grep``: the files whose bytes match a literal
+  (``-F``) or the pattern written for ``rg`` (:mod:`._rg_regex`), with
+  ``--text`` and no transcoding — a superset of the files where the search's
+  own matcher finds a line, which then reads and matches them exactly as
+  without ``rg``.
 
 What ``rg`` prints are paths relative to the directory it runs in (the held
 descriptor). Their modification times are read here with one ``fstatat`` per

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import re2
 
+from ._engine import full_match
+
 __all__ = ["PathGlob"]
 
 _OPTIONS = re2.Options()
@@ -177,7 +179,7 @@ class PathGlob:
     """One compiled glob; :meth:`matches` takes a ``/``-joined path relative to the search."""
 
     pattern: str
-    _fullmatch: Callable[[str], object]
+    _fullmatch: Callable[[str], bool]
 
     @classmethod
     def compile(cls, pattern: str) -> PathGlob:
@@ -189,14 +191,14 @@ class PathGlob:
         glob = glob.lstrip("/") if anchored else glob
         body = _translate(glob)
         regex = body if anchored else f"(?:.*/)?{body}"
-        return cls(pattern, re2.compile(regex, _OPTIONS).fullmatch)
+        return cls(pattern, full_match(re2.compile(regex, _OPTIONS)))
 
     def matches(self, path: str) -> bool:
         """Whether the file at ``path`` (relative, ``/``-joined) is named by the glob."""
         try:
-            return self._fullmatch(path) is not None
+            return self._fullmatch(path)
         except UnicodeEncodeError:
-            return self._fullmatch(matchable(path)) is not None
+            return self._fullmatch(matchable(path))
 
 
 _UNDECODABLE = re.compile("[\ud800-\udfff]")

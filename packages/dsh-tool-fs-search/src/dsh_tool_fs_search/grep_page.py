@@ -18,8 +18,27 @@ from dsh_tool_fs.names import quote_name
 from dsh_tool_fs.paging import check_offset
 
 from .glob_page import plural, stopped_footer
+from .lines import MatchedLine
 
-__all__ = ["GrepMatch", "GrepPage", "GrepPageBuilder", "grep_footer", "grep_value", "render_grep"]
+__all__ = [
+    "CUT_BEFORE",
+    "GrepMatch",
+    "GrepPage",
+    "GrepPageBuilder",
+    "cut_suffix",
+    "grep_footer",
+    "grep_value",
+    "render_grep",
+]
+
+CUT_BEFORE = "..."
+"""Starts the shown text of a long line cut around its first match (text before is left out)."""
+
+
+def cut_suffix(max_line_length: int) -> str:
+    """Ends the shown text of a long line cut around its first match: ``...`` when text
+    after it is left out, then this."""
+    return f" (line truncated to {max_line_length} chars around the first match)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +72,13 @@ class GrepPage:
 class GrepPageBuilder:
     """Collect the page of a search from its matches, fed file by file in order.
 
-    A match's shown text is its line cut to ``max_line_length`` characters
-    with read's suffix. The page holds at most ``max_matches`` matches and at
+    A match's shown text is its line; a line longer than ``max_line_length``
+    characters is cut to that many: its start with read's suffix when the
+    first match ends within it, else the characters around the first match
+    (centred on it; a match longer than the cut starts it), marked as cut
+    on both sides — ``...<text>... (line truncated to <n> chars around the
+    first match)``, without the second ``...`` when the text reaches the
+    line's end. The page holds at most ``max_matches`` matches and at
     most ``max_bytes`` bytes of content (each shown line and file heading
     with its newline, and the blank lines between files); the first match of
     the page is always shown, so every call makes progress.
@@ -88,13 +112,14 @@ class GrepPageBuilder:
         self._file_matches = 0
         self._saved = (self.total_matches, len(self._matches), self._used, self.capped)
 
-    def add(self, number: int, line: bytes) -> None:
-        """Line ``number`` of the current file matches; ``line`` is its UTF-8 text."""
+    def add(self, matched: MatchedLine) -> None:
+        """A line of the current file matches (its number, UTF-8 text and first match)."""
         self.total_matches += 1
         self._file_matches += 1
         if self.total_matches < self.offset or self.full:
             return
-        text = self._shown(line)
+        number = matched.number
+        text = self._shown(matched)
         cost = len(f"{number}: ".encode()) + len(text.encode("utf-8", "surrogatepass")) + 1
         if not self._matches or self._matches[-1].path != self._path:  # a new heading
             cost += len(quote_name(self._path).encode("utf-8", "surrogatepass")) + 1
@@ -137,13 +162,40 @@ class GrepPageBuilder:
             time_limit=time_limit,
         )
 
-    def _shown(self, line: bytes) -> str:
-        limit = self._max_line_length
+    def _shown(self, matched: MatchedLine) -> str:
+        """The shown text of a matching line (see the class); only a few times
+        ``max_line_length`` bytes around the match are decoded, whatever the line's length
+        (a streamed line may hold 8 MiB)."""
+        line, limit = matched.line, self._max_line_length
         head = line[: 4 * (limit + 1)]
         text = head.decode("utf-8", "ignore")  # only a character cut at the end is dropped
-        if len(text) > limit or len(head) < len(line):
+        if len(text) <= limit and len(head) == len(line):
+            return text
+        # A match ending past the head's bytes ends past `limit` characters (≤ 4 bytes each).
+        if matched.end <= len(head) and len(head[: matched.end].decode("utf-8", "ignore")) <= limit:
             return text[:limit] + self._suffix
-        return text
+        span = 4 * (limit + 1)  # bytes that hold `limit` characters, even cut at an edge
+        low = max(0, matched.start - span)
+        # "ignore": a character cut at a slice's edge (or where a streamed line was bounded)
+        before = line[low : matched.start].decode("utf-8", "ignore")
+        inside = line[matched.start : min(matched.end, matched.start + span)].decode(
+            "utf-8", "ignore"
+        )
+        if len(inside) >= limit:  # a match longer than the cut starts it
+            if matched.start == 0:
+                return inside[:limit] + self._suffix
+            more = matched.start + len(inside[:limit].encode()) < len(line)
+            return CUT_BEFORE + inside[:limit] + ("..." if more else "") + cut_suffix(limit)
+        high = min(len(line), matched.end + span)
+        after = line[matched.end : high].decode("utf-8", "ignore")
+        room = limit - len(inside)
+        take_before = max(room // 2, room - len(after))  # centred; more before at the end
+        if take_before >= len(before) and low == 0:
+            return (before + inside + after)[:limit] + self._suffix  # the line's start
+        take_after = room - take_before
+        shown = before[len(before) - take_before :] + inside + after[:take_after]
+        more = take_after < len(after) or high < len(line)
+        return CUT_BEFORE + shown + ("..." if more else "") + cut_suffix(limit)
 
 
 def grep_footer(page: GrepPage) -> str:

@@ -78,6 +78,8 @@ class IgnoreRules:
         ``directory`` is relative to where the rules start, with a trailing
         ``/`` (``""`` for that directory itself).
         """
+        if not found:  # most directories: no ignore file
+            return self
         # Imported with the first ignore file, not with the tool: every dsh-fs process loads
         # the installed tools, and pathspec is a third of this package's import time.
         from pathspec import GitIgnoreSpec

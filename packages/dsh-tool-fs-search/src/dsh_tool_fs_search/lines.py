@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import re2
 from dsh_tool_fs import ToolArgumentError
+
+from ._engine import span_search
 
 __all__ = ["MAX_MATCHED_LINE", "LineMatcher", "LineScanner", "MatchedLine"]
 
@@ -28,19 +30,18 @@ MAX_MATCHED_LINE = 8 << 20
 """Bytes of one line a streamed scan holds at most: a longer line is matched on its start."""
 
 
-class _Found(Protocol):
-    def start(self) -> int: ...
-
-
-_Search = Callable[[bytes, int], _Found | None]
-"""A compiled pattern's ``search(data, pos)``."""
+_Search = Callable[[bytes, int], tuple[int, int] | None]
+"""A compiled pattern's search from ``pos``: the span of the first match, or ``None``."""
 
 
 class MatchedLine(NamedTuple):
-    """One matching line: its 1-based number and its bytes (no ``\\n``, no final ``\\r``)."""
+    """One matching line: its 1-based number, its bytes (no ``\\n``, no final ``\\r``), and
+    the byte span of its first match within ``line``."""
 
     number: int
     line: bytes
+    start: int
+    end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ class LineMatcher:
             if isinstance(reason, bytes):
                 reason = reason.decode("utf-8", "replace")
             raise ToolArgumentError(f"pattern is not a valid regular expression: {reason}") from exc
-        return cls(pattern, ignore_case, regex.search)
+        return cls(pattern, ignore_case, span_search(regex))
 
     def scanner(self) -> LineScanner:
         """A scan of one text fed in chunks."""
@@ -145,12 +146,13 @@ class LineScanner:
         size = len(data)
         while pos < size:
             found = search(data, pos)
-            if found is None or found.start() == size:  # not the empty line after the last \n
+            if found is None or found[0] == size:  # not the empty line after the last \n
                 break
-            start = data.rfind(b"\n", 0, found.start()) + 1
-            stop = data.index(b"\n", found.start())
+            at, end = found
+            start = data.rfind(b"\n", 0, at) + 1
+            stop = data.index(b"\n", at)
             number += data.count(b"\n", counted, start) + 1
             counted = stop + 1
-            yield MatchedLine(number, data[start:stop])
+            yield MatchedLine(number, data[start:stop], at - start, min(end, stop) - start)
             pos = stop + 1
         self._lines += data.count(b"\n")

@@ -75,8 +75,8 @@ async def search_files(
                     raise text
                 page.discard_file()
                 continue
-            for number, line in matcher.lines(text):
-                page.add(number, line)
+            for matched in matcher.lines(text):
+                page.add(matched)
             page.end_file()
         await ex.advance(len(batch))
     return True
@@ -111,13 +111,13 @@ async def _search_streamed(
     scanner = matcher.scanner()
     try:
         async for chunk in chunks:
-            for number, line in scanner.feed(chunk):
-                page.add(number, line)
+            for matched in scanner.feed(chunk):
+                page.add(matched)
             if deadline.expired:
                 page.discard_file()
                 return False
-        for number, line in scanner.finish():
-            page.add(number, line)
+        for matched in scanner.finish():
+            page.add(matched)
     except FsError as exc:
         if exc.code is FsErrorCode.FS_ABORTED:
             raise

@@ -4,7 +4,8 @@ This is the first half of ``glob`` and ``grep`` (the second is matching and
 rendering, :mod:`dsh_tool_fs_search.grep_page`): :func:`open_scope` resolves
 the searched ``path`` and loads the ignore files above it;
 :func:`walk_candidates` walks the tree beneath it through the seam —
-``list_dir(stat=True)`` per directory and ``read_text`` of its ignore files,
+``list_dirs(stat=True)`` of many directories at once and ``read_text`` of
+their ignore files,
 nothing else — and :func:`order_candidates` puts the files in the order the
 model sees them. Because every step is a :class:`~dsh_fs.FileSystem`
 primitive, the backend's containment holds by construction.
@@ -24,11 +25,9 @@ import posixpath
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Literal
 
 from dsh_fs import FsDirEntry, FsError, FsErrorCode, FsTarget
-from dsh_fs.overlap import in_order
 from dsh_tool_fs import Execution
 
 from .globs import PathGlob
@@ -56,8 +55,9 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn", ".jj"})
 
 _SKIPPED = (FsErrorCode.FS_ABORTED,)
 
-DIRECTORIES_AT_ONCE = 16
-"""Directories listed concurrently (:mod:`dsh_fs.overlap`)."""
+DIRECTORIES_AT_ONCE = 64
+"""Directories listed by one ``list_dirs`` call (the local backend lists them in one
+worker-thread hop; the default lists 16 at once)."""
 
 
 class Deadline:
@@ -289,7 +289,7 @@ async def walk_candidates(
                 seen.add(walked[0].target_key)
                 batch.append(walked)
         ex.step(scope.verb)
-        listings = await in_order([partial(ex.fs.list_dir, d, stat=True) for d, _, _ in batch])
+        listings = await ex.fs.list_dirs([d for d, _, _ in batch], stat=True)
         for (directory, prefix, rules), entries in zip(batch, listings, strict=True):
             if isinstance(entries, FsError):
                 if entries.code in _SKIPPED:

@@ -23,6 +23,7 @@ PRIMITIVES = (
     "stream_text",
     "read_texts",
     "list_dir",
+    "list_dirs",
     "write_text",
     "edit_text",
     "delete",
@@ -68,6 +69,8 @@ class CancellationContract(ContractBase):
             return await fs.read_texts([target] * 8)
         if primitive == "list_dir":
             return await fs.list_dir(await fs.resolve("."))
+        if primitive == "list_dirs":
+            return await fs.list_dirs([await fs.resolve(".")] * 8)
         if primitive == "write_text":
             return await fs.write_text(target, "written\n")
         if primitive == "delete":

@@ -1,11 +1,11 @@
-"""Contract of ``list_dir`` and its messages."""
+"""Contract of ``list_dir`` (and ``list_dirs``, many at once) and its messages."""
 
 from __future__ import annotations
 
 import pytest
 
-from .._errors import FsErrorCode
-from .._types import EntryType
+from .._errors import FsError, FsErrorCode
+from .._types import EntryType, FsDirEntry
 from ._base import ContractBase, requires
 from ._expect import expect_fs_error, under
 from ._scratch import Scratch
@@ -159,3 +159,34 @@ class ListContract(ContractBase):
                 FsErrorCode.FS_NOT_DIRECTORY,
                 f'cannot list "{target.display_path}": not a directory',
             )
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("with_stat", [False, True])
+    async def test_list_dirs_answers_each_target_as_list_dir_does_in_order(
+        self, scratch: Scratch, with_stat: bool
+    ) -> None:
+        """Directories, an empty one, a missing one and a file, repeated past one batch: each
+        answer is ``list_dir``'s (its entries, or its error as a value), in order."""
+        self.listing_tree(scratch)
+        scratch.mkdir("empty")
+        fs = scratch.fs
+        paths = ["d", "d/sub", "empty", "absent", "d/f.txt", "."] * 7
+        targets = [await fs.resolve(path) for path in paths]
+        listings = await fs.list_dirs(targets, stat=with_stat)
+        assert len(listings) == len(targets)
+
+        def key(entry: FsDirEntry) -> str:
+            return entry.name
+
+        for path, target, listing in zip(paths, targets, listings, strict=True):
+            try:
+                expected: list[FsDirEntry] | FsError = await fs.list_dir(target, stat=with_stat)
+            except FsError as exc:
+                expected = exc
+            if isinstance(expected, FsError):
+                assert isinstance(listing, FsError), path
+                assert (listing.code, listing.message) == (expected.code, expected.message)
+            else:
+                assert not isinstance(listing, FsError), (path, listing)
+                assert sorted(listing, key=key) == sorted(expected, key=key), path
+        assert await fs.list_dirs([]) == []

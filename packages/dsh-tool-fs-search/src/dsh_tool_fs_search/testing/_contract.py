@@ -218,6 +218,47 @@ class SearchContract(ContractBase):
 
     @pytest.mark.anyio
     @STREAMING
+    @pytest.mark.parametrize(
+        ("line", "pattern", "shown"),
+        [
+            (
+                "a" * 30 + "needle" + "b" * 30,
+                "needle",
+                "...aaneedlebb... (line truncated to 10 chars around the first match)",
+            ),
+            (
+                "a" * 30 + "needle",
+                "needle$",
+                "...aaaaneedle (line truncated to 10 chars around the first match)",
+            ),
+            (
+                "é" * 20 + "b" * 30 + "c",
+                "b+",
+                "...bbbbbbbbbb... (line truncated to 10 chars around the first match)",
+            ),
+            ("abcdefghijklmnop", "d.f", "abcdefghij... (line truncated to 10 chars)"),
+        ],
+        ids=["middle", "end", "longer-than-the-cut", "within-the-start"],
+    )
+    async def test_grep_shows_a_long_line_around_its_first_match(
+        self, scratch: SearchScratch, stream_min: int, line: str, pattern: str, shown: str
+    ) -> None:
+        scratch.put("long.txt", f"short\n{line}\n".encode())
+        result = await self.call(
+            scratch,
+            "grep",
+            {"pattern": pattern},
+            read_max_line_length=10,
+            read_stream_min_size=stream_min,
+        )
+        assert result.text == self.envelope(
+            scratch.root, "grep", f"long.txt\n2: {shown}\n\n(1 match in 1 file)"
+        )
+        assert result.value is not None
+        assert result.value["matches"][0]["text"] == shown
+
+    @pytest.mark.anyio
+    @STREAMING
     async def test_grep_of_one_file_heads_the_group_with_its_name(
         self, scratch: SearchScratch, stream_min: int
     ) -> None:
