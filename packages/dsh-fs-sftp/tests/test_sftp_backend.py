@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from dsh_fs import FsEditRequest, FsError, FsErrorCode, ReplaceIfVersion
+from dsh_fs import EditGuard, FsEditRequest, FsError, FsErrorCode, ReplaceIfVersion
 from dsh_fs_sftp import SftpFileSystem, parse_url
 from dsh_fs_sftp.testing import SftpScratch, SshServer
 
@@ -255,6 +255,90 @@ async def test_versions_move_on_same_size_rewrites_within_one_second(
     info = await fs.stat(target)
     assert info is not None and info.version == versions[-1]
     assert info.modified_ns is not None and info.modified_ns % 1_000_000_000 == 0
+
+
+# -- versions that move within the second (git's "racily clean" rule) --------------------------
+
+
+def rewrite_in_the_same_second(scratch: SftpScratch, name: str, data: bytes) -> None:
+    """Replace ``name`` behind the backend with same-size ``data`` and give it back its
+    mtime: to SFTP's whole seconds, nothing but the content changed."""
+    path = scratch.path(name)
+    before = os.stat(path)
+    scratch.put(name, data)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+async def test_a_same_size_change_in_the_second_of_the_read_is_refused_as_stale(
+    sftp_scratch: SftpScratch,
+) -> None:
+    sftp_scratch.put("f.txt", b"AAAA\n")
+    fs = sftp_scratch.fs
+    target = await fs.resolve("f.txt")
+    read = await fs.stat(target)
+    assert read is not None
+    rewrite_in_the_same_second(sftp_scratch, "f.txt", b"BBBB\n")
+    with pytest.raises(FsError) as caught:
+        await fs.write_text(target, "mine\n", ReplaceIfVersion(read.version))
+    assert caught.value.code == FsErrorCode.FS_STALE_VERSION
+    assert str(caught.value) == (
+        f'cannot write "{target.display_path}": file changed since it was read'
+    )
+    assert sftp_scratch.get("f.txt") == b"BBBB\n"  # nothing the other writer wrote is lost
+    assert sftp_scratch.names() == ["f.txt"]
+
+
+async def test_a_same_size_change_in_the_second_of_the_read_fails_a_guarded_edit(
+    sftp_scratch: SftpScratch,
+) -> None:
+    sftp_scratch.put("f.txt", b"AAAA\n")
+    fs = sftp_scratch.fs
+    target = await fs.resolve("f.txt")
+    read = await fs.stat(target)
+    assert read is not None
+    rewrite_in_the_same_second(sftp_scratch, "f.txt", b"BBBB\n")
+    with pytest.raises(FsError) as caught:
+        await fs.edit_text(target, FsEditRequest("BBBB", "CCCC"), EditGuard(read.version))
+    assert str(caught.value) == (
+        f'cannot edit "{target.display_path}": file changed since it was read'
+    )
+    assert sftp_scratch.get("f.txt") == b"BBBB\n"
+
+
+async def test_stat_list_lstat_and_the_write_agree_on_a_recent_file(
+    sftp_scratch: SftpScratch,
+) -> None:
+    fs = sftp_scratch.fs
+    target = await fs.resolve("d/f.txt")
+    written = await fs.write_text(target, "same size A\n")
+    info = await fs.stat(target)
+    path_info = await fs.lstat("d/f.txt")
+    [entry] = await fs.list_dir(await fs.resolve("d"), stat=True)
+    assert info is not None and path_info is not None
+    assert written.version == info.version == path_info.version == entry.version
+
+
+async def test_a_version_taken_in_the_window_still_guards_the_file_after_it(
+    sftp_scratch: SftpScratch,
+) -> None:
+    """The guard is recomputed the way its version was made: a digest version of an
+    unchanged file passes once the file is older than the window, a changed one fails."""
+    sftp_scratch.put("same.txt", b"AAAA\n")
+    sftp_scratch.put("changed.txt", b"AAAA\n")
+    fs = sftp_scratch.fs
+    same, changed = await fs.resolve("same.txt"), await fs.resolve("changed.txt")
+    recorded = [await fs.stat(same), await fs.stat(changed)]
+    rewrite_in_the_same_second(sftp_scratch, "changed.txt", b"BBBB\n")
+    fs._remote.clock.observe(int(time.time()) + 60)  # a minute later, on the server
+    later = await fs.stat(same)
+    assert recorded[0] is not None and recorded[1] is not None and later is not None
+    assert later.version != recorded[0].version  # outside the window: no digest
+    await fs.write_text(same, "mine\n", ReplaceIfVersion(recorded[0].version))
+    assert sftp_scratch.get("same.txt") == b"mine\n"
+    with pytest.raises(FsError) as caught:
+        await fs.write_text(changed, "mine\n", ReplaceIfVersion(recorded[1].version))
+    assert caught.value.code == FsErrorCode.FS_STALE_VERSION
+    assert sftp_scratch.get("changed.txt") == b"BBBB\n"
 
 
 # -- serialization across clients --------------------------------------------------------------

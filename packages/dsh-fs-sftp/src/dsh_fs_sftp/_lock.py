@@ -36,7 +36,7 @@ from typing import Any, cast
 import asyncssh
 
 from ._loop import finish, run_to_end, undone_if_cancelled
-from ._requests import close_quietly, lstat_or_none, read_at, remove_if_present
+from ._requests import close_and_remove, close_quietly, lstat_or_none, read_at, remove_if_present
 
 logger = logging.getLogger("dsh_fs_sftp")
 
@@ -130,7 +130,7 @@ class FileLocks:
             try:
                 lock = await undone_if_cancelled(
                     sftp.open(path, "xb", asyncssh.SFTPAttrs(permissions=0o600)),
-                    lambda handle: _close_and_remove(sftp, handle, path),
+                    lambda handle: close_and_remove(sftp, handle, path),
                 )
             except (asyncssh.SFTPFailure, asyncssh.SFTPFileAlreadyExists):
                 attrs = await lstat_or_none(sftp, path)
@@ -229,13 +229,6 @@ async def _read_token(sftp: asyncssh.SFTPClient, path: str) -> bytes:
             return await read_at(lock, 4096)
     except asyncssh.SFTPNoSuchFile:
         return b""
-
-
-async def _close_and_remove(
-    sftp: asyncssh.SFTPClient, handle: asyncssh.SFTPClientFile, path: str
-) -> None:
-    await close_quietly(handle)
-    await remove_if_present(sftp, path)
 
 
 def temporary_prefix(path: str) -> str:

@@ -18,7 +18,7 @@ from dsh_fs import FsDirEntry, FsError, FsInfo, FsPathInfo, FsTarget
 from dsh_fs.preconditions import not_directory, not_found, not_regular, parent_not_directory
 from dsh_fs.workspace import RootsOption, Workspace, is_beneath, outside_workspace
 
-from ._attrs import State, info_of, modified_ns, state_of, version_of
+from ._attrs import State, info_of, modified_ns
 from ._connection import (
     LOST,
     Address,
@@ -27,12 +27,14 @@ from ._connection import (
     lost,
     open_connection,
     probe_extensions,
+    server_clock,
     sftp_failure,
 )
 from ._lock import FileLocks
 from ._loop import finish
 from ._publish import make_directory, open_or_none, rewrite
 from ._requests import close_quietly, lstat_or_none, read_at
+from ._versions import ServerClock, file_version, guarded_state
 from ._walk import (
     LinkLoop,
     Outside,
@@ -72,6 +74,7 @@ class Remote:
         self._spellings: tuple[tuple[str, str], ...] = ()
         self._walker = Walker(self._given)
         self.locks = FileLocks(stale_after)
+        self.clock = ServerClock()
         self._conn: asyncssh.SSHClientConnection | None = None
         self._sftp: asyncssh.SFTPClient | None = None
         self._opening: asyncio.Lock | None = None
@@ -125,6 +128,10 @@ class Remote:
         self._walker = Walker(self.workspace)
         if not given.read_only:
             await probe_extensions(sftp, named[0] if named else self.cwd)
+            writable = self.workspace.roots
+            now = await server_clock(sftp, writable[0] if writable else self.cwd)
+            if now is not None:
+                self.clock.observe(now)
 
     def drop(self) -> None:
         """Forget the connection (it dropped, or the backend closes)."""
@@ -219,7 +226,8 @@ class Remote:
             spot = await self.reach(sftp, target.target_key, "read", target.display_path)
             if spot is None or spot.attrs is None:
                 return None
-            return info_of(spot.attrs)
+            version, attrs = await file_version(sftp, spot.path, spot.attrs, self.clock)
+            return info_of(attrs, version)
 
         self.workspace.check("read", target.display_path, target.target_key, write=False)
         return await self.run("read", target.display_path, body)
@@ -230,10 +238,10 @@ class Remote:
             spot = await self.reach(sftp, path, "stat", display_path, follow=False)
             if spot is None or spot.attrs is None:
                 return None
-            attrs = spot.attrs
+            version, attrs = await file_version(sftp, spot.path, spot.attrs, self.clock)
             kind = kind_of(attrs)
             size = attrs.size if kind == "file" else None
-            return FsPathInfo(version_of(attrs), kind, size, modified_ns(attrs))
+            return FsPathInfo(version, kind, size, modified_ns(attrs))
 
         return await self.run("stat", display_path, body)
 
@@ -334,11 +342,12 @@ class Remote:
         kind = entry_type(attrs)
         if not with_stat:
             return FsDirEntry(name, kind, FsTarget(key, display), symlink=link)
+        version, attrs = await file_version(sftp, key, attrs, self.clock)
         return FsDirEntry(
             name,
             kind,
             FsTarget(key, display),
-            version_of(attrs),
+            version,
             attrs.size if kind == "file" else None,
             modified_ns(attrs),
             symlink=link,
@@ -350,8 +359,10 @@ class Remote:
         target: FsTarget,
         check: Callable[[State], None],
         plan: Callable[[bytes | None], bytes],
+        expected: str | None,
     ) -> tuple[str, bytes | None]:
-        """The read-modify-write section of ``write_text`` / ``edit_text``.
+        """The read-modify-write section of ``write_text`` / ``edit_text`` (``expected``:
+        the version its guard names, if any).
 
         Reach the target (outside wins over read-only, both before anything
         else), check the intent on what is there, create missing parents,
@@ -366,7 +377,7 @@ class Remote:
             if spot is None:
                 raise parent_not_directory(verb, display_path)
             self.workspace.check(verb, display_path, spot.path, write=True)
-            check(state_of(spot.attrs))
+            check(guarded_state(spot.attrs, expected))
             for directory in spot.missing:
                 await make_directory(sftp, directory)
             path = spot.path
@@ -376,7 +387,10 @@ class Remote:
             if spot.attrs is not None and kind_of(spot.attrs) == "file":
                 along.append(open_or_none(sftp, path))
             async with self.locks.hold(sftp, path, *along) as held:
-                return await rewrite(self.locks, sftp, path, held, check, plan)
+                self.clock.observe(held.server_time)
+                return await rewrite(
+                    self.locks, sftp, path, held, check, plan, expected, self.clock
+                )
 
         self.workspace.check(verb, display_path, target.target_key, write=False)
         return await self.run(verb, display_path, body, mutation=True)

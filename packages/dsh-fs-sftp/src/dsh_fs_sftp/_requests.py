@@ -7,7 +7,13 @@ from typing import cast
 
 import asyncssh
 
-__all__ = ["close_quietly", "lstat_or_none", "read_at", "remove_if_present"]
+__all__ = [
+    "close_and_remove",
+    "close_quietly",
+    "lstat_or_none",
+    "read_at",
+    "remove_if_present",
+]
 
 
 async def lstat_or_none(sftp: asyncssh.SFTPClient, path: str) -> asyncssh.SFTPAttrs | None:
@@ -34,3 +40,11 @@ async def close_quietly(handle: asyncssh.SFTPClientFile) -> None:
 async def remove_if_present(sftp: asyncssh.SFTPClient, path: str) -> None:
     with contextlib.suppress(asyncssh.SFTPNoSuchFile):
         await sftp.remove(path)
+
+
+async def close_and_remove(
+    sftp: asyncssh.SFTPClient, handle: asyncssh.SFTPClientFile, path: str
+) -> None:
+    """Undo the exclusive creation of ``path`` (a lock or probe file) whose handle is ``handle``."""
+    await close_quietly(handle)
+    await remove_if_present(sftp, path)

@@ -24,6 +24,7 @@ from dsh_fs import (
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
+    ReplaceIfVersion,
     WriteIntent,
 )
 from dsh_fs.locks import TargetLocks
@@ -238,7 +239,10 @@ class SftpFileSystem(FileSystem):
 
         await anyio.lowlevel.checkpoint_if_cancelled()
         async with self._locks.hold(target.target_key):
-            return await self._ssh.run(self._remote.mutate("write", target, check, plan), outcome)
+            guard = expected.version if isinstance(expected, ReplaceIfVersion) else None
+            return await self._ssh.run(
+                self._remote.mutate("write", target, check, plan, guard), outcome
+            )
 
     async def edit_text(
         self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
@@ -257,7 +261,9 @@ class SftpFileSystem(FileSystem):
         await anyio.lowlevel.checkpoint_if_cancelled()
         async with self._locks.hold(target.target_key):
             done: tuple[str, bytes | None] = await self._ssh.run(
-                self._remote.mutate("edit", target, check, plan)
+                self._remote.mutate(
+                    "edit", target, check, plan, None if expected is None else expected.version
+                )
             )
         version = done[0]
         result = applied[-1]
