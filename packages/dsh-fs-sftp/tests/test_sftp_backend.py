@@ -48,6 +48,16 @@ def test_a_bad_url_is_a_value_error_naming_it(url: str) -> None:
     assert "secret" not in str(caught.value)
 
 
+@pytest.mark.parametrize("url", ["sftp://agent@box", "sftp://agent@box:2222"])
+def test_a_url_without_a_path_is_refused_never_the_remote_root(url: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        SftpFileSystem.from_url(url)
+    assert str(caught.value) == (
+        f'"{url}" has no path: name the remote directory of the workspace '
+        "(sftp://[user@]host[:port]/absolute/path)"
+    )
+
+
 def test_nothing_is_reached_at_construction() -> None:
     fs = SftpFileSystem.from_url("sftp://nobody@127.0.0.1:1/nowhere")
     assert fs.url == "sftp://nobody@127.0.0.1:1/nowhere"

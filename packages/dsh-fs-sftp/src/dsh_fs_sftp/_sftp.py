@@ -125,7 +125,8 @@ class SftpFileSystem(FileSystem):
 
         ``options`` are the constructor's keywords (``client_keys``,
         ``known_hosts``, ``roots`` …). A URL that is not of that form raises
-        ``ValueError``.
+        ``ValueError`` — also one without a path (``sftp://user@host``): a
+        workspace is never implied.
         """
         host, port, username, path = parse_url(url)
         return cls(host, port=port, username=username, cwd=path, **options)
@@ -334,7 +335,12 @@ def parse_url(url: str) -> tuple[str, int, str | None, str]:
         port = parts.port or DEFAULT_PORT
     except ValueError:
         raise ValueError(f"{problem}: bad port") from None
-    path = unquote(parts.path) or "/"
+    path = unquote(parts.path)
+    if not path:  # a workspace is never implied: not the remote "/", not the home directory
+        raise ValueError(
+            f'"{url}" has no path: name the remote directory of the workspace '
+            "(sftp://[user@]host[:port]/absolute/path)"
+        )
     if not path.startswith("/"):
         raise ValueError(problem)
     username = unquote(parts.username) if parts.username else None
