@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import posixpath
-import secrets
 from collections.abc import Awaitable, Callable
 
 import asyncssh
 
 from ._attrs import State, version_of
 from ._connection import LOST
-from ._lock import FileLocks, Held, temporary_prefix
+from ._lock import FileLocks, Held, temporary_name
 from ._loop import finish, run_to_end, undone_if_cancelled
 from ._requests import close_quietly, lstat_or_none, read_at
 from ._versions import ServerClock, digest_of, guarded_state, with_digest
@@ -59,7 +56,7 @@ async def rewrite(
             await finish(close_quietly(old))
         raise
     mode = None if attrs is None else (attrs.permissions or 0) & 0o7777
-    temporary = _temporary_name(path)
+    temporary = temporary_name(path)
     previous: bytes | None = None
     # The temporary file is created while the previous bytes are read.
     creating = asyncio.ensure_future(_create(sftp, temporary, mode))
@@ -105,12 +102,6 @@ async def _abandon(
         await asyncio.wait([creating])
     if not creating.cancelled() and creating.exception() is None:
         await _discard(sftp, creating.result(), temporary)
-
-
-def _temporary_name(path: str) -> str:
-    """``.<name>.dsh-<pid>-<8 hex>.tmp`` beside ``path`` (the naming rule of the local backend)."""
-    name = f"{temporary_prefix(path)}{os.getpid()}-{secrets.token_hex(4)}.tmp"
-    return posixpath.join(posixpath.dirname(path), name)
 
 
 async def _create(

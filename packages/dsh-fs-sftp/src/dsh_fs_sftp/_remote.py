@@ -10,14 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import asyncssh
-from dsh_fs import FsDirEntry, FsError, FsInfo, FsPathInfo, FsTarget
+from dsh_fs import (
+    DeleteChange,
+    EntryGuard,
+    FsChange,
+    FsDirEntry,
+    FsError,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    MoveGuard,
+    PathType,
+)
 from dsh_fs.preconditions import not_directory, not_found, not_regular, parent_not_directory
 from dsh_fs.workspace import RootsOption, Workspace, is_beneath, outside_workspace
 
+from . import _entries
 from ._attrs import State, info_of, modified_ns
 from ._connection import (
     LOST,
@@ -72,7 +84,7 @@ class Remote:
         )
         self.workspace = self._given
         self._spellings: tuple[tuple[str, str], ...] = ()
-        self._walker = Walker(self._given)
+        self.walker = Walker(self._given)
         self.locks = FileLocks(stale_after)
         self.clock = ServerClock()
         self._conn: asyncssh.SSHClientConnection | None = None
@@ -125,7 +137,7 @@ class Remote:
         self._spellings = tuple(
             sorted(((g, c) for g, c in canonical.items() if g != c), key=lambda kv: -len(kv[0]))
         )
-        self._walker = Walker(self.workspace)
+        self.walker = Walker(self.workspace)
         if not given.read_only:
             await probe_extensions(sftp, named[0] if named else self.cwd)
             writable = self.workspace.roots
@@ -200,7 +212,7 @@ class Remote:
     ) -> Spot | None:
         """The walk to ``path``; ``None`` when a parent segment is not a directory."""
         try:
-            return await self._walker.walk(sftp, path, follow=follow)
+            return await self.walker.walk(sftp, path, follow=follow)
         except Outside:
             raise outside_workspace(verb, display_path) from None
         except ParentNotDirectory:
@@ -333,7 +345,7 @@ class Remote:
         link = kind_of(attrs) == "symlink"  # the entry itself, whatever it leads to
         if link:
             try:
-                spot = await self._walker.walk(sftp, key)
+                spot = await self.walker.walk(sftp, key)
             except (Outside, LinkLoop, ParentNotDirectory):
                 return FsDirEntry(name, "other", FsTarget(key, display), symlink=True)
             if spot.attrs is None:
@@ -394,6 +406,35 @@ class Remote:
 
         self.workspace.check(verb, display_path, target.target_key, write=False)
         return await self.run(verb, display_path, body, mutation=True)
+
+    # -- removing and moving (in :mod:`._entries`) -------------------------------------
+
+    async def delete(
+        self, display_path: str, recursive: bool, guard: EntryGuard | None
+    ) -> PathType:
+        async def body(sftp: asyncssh.SFTPClient) -> PathType:
+            return await _entries.delete(self, sftp, display_path, recursive, guard)
+
+        return await self.run("delete", display_path, body, mutation=True)
+
+    async def move(
+        self, source: str, destination: str, replace: bool, guard: MoveGuard
+    ) -> tuple[PathType, str | None, bool]:
+        async def body(sftp: asyncssh.SFTPClient) -> tuple[PathType, str | None, bool]:
+            return await _entries.move(self, sftp, source, destination, replace, guard)
+
+        return await self.run("move", source, body, mutation=True)
+
+    async def apply_changes(
+        self, changes: Sequence[FsChange], plans: Sequence[Callable[[bytes | None], bytes]]
+    ) -> list[tuple[str, bytes | None] | PathType]:
+        first = changes[0]
+        verb = "delete" if isinstance(first, DeleteChange) else "write"
+
+        async def body(sftp: asyncssh.SFTPClient) -> list[tuple[str, bytes | None] | PathType]:
+            return await _entries.apply_changes(self, sftp, changes, plans)
+
+        return await self.run(verb, first.target.display_path, body, mutation=True)
 
 
 __all__ = ["Remote"]

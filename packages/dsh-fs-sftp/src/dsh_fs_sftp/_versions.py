@@ -104,21 +104,34 @@ def guarded_state(
 
 
 async def file_version(
-    sftp: asyncssh.SFTPClient,
-    path: str,
-    attrs: asyncssh.SFTPAttrs,
-    clock: ServerClock,
-    expected: str | None = None,
+    sftp: asyncssh.SFTPClient, path: str, attrs: asyncssh.SFTPAttrs, clock: ServerClock
 ) -> tuple[str, asyncssh.SFTPAttrs]:
-    """The version of the entry at canonical ``path`` whose attributes are ``attrs``,
-    and the attributes it describes.
+    """What ``stat`` reports of the entry at canonical ``path`` whose attributes are
+    ``attrs``: its version, and the attributes that version describes.
 
-    A racy regular file (or one ``expected`` has a digest of, with the same
-    plain part) is opened and read to its end for the digest; the version's
-    plain part then comes from the open file, so both describe one state.
+    A racy regular file is opened and read to its end for the digest; the
+    version's plain part then comes from the open file, so both describe one
+    state.
     """
-    if not (clock.racy(attrs) or (kind_of(attrs) == "file" and _carries_digest(expected, attrs))):
+    if not clock.racy(attrs):
         return version_of(attrs), attrs
+    return await _digest_version(sftp, path, attrs)
+
+
+async def guarded_version(
+    sftp: asyncssh.SFTPClient, path: str, attrs: asyncssh.SFTPAttrs, expected: str | None
+) -> str:
+    """The version a guard of ``expected`` is checked against, made the way ``expected``
+    was: from the bytes there now when it carries a digest and the same plain part,
+    else the plain version (see :func:`guarded_state`)."""
+    if kind_of(attrs) == "file" and _carries_digest(expected, attrs):
+        return (await _digest_version(sftp, path, attrs))[0]
+    return version_of(attrs)
+
+
+async def _digest_version(
+    sftp: asyncssh.SFTPClient, path: str, attrs: asyncssh.SFTPAttrs
+) -> tuple[str, asyncssh.SFTPAttrs]:
     try:
         handle = await sftp.open(path, "rb")
     except asyncssh.SFTPNoSuchFile:  # gone meanwhile: its last state
@@ -155,5 +168,6 @@ __all__ = [
     "digest_of",
     "file_version",
     "guarded_state",
+    "guarded_version",
     "with_digest",
 ]
