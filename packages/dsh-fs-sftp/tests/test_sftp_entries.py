@@ -9,6 +9,10 @@ aside, both locks of a move, and all-or-nothing batches.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -486,3 +490,57 @@ async def test_a_cancelled_recursive_delete_leaves_the_tree_whole_or_gone(
         await fs.delete(target, recursive=True)
     left = everything(sftp_scratch)
     assert left == [] or (len(left) == 310 and left[0] == "tree")
+
+
+@pytest.fixture
+def other_filesystem() -> Iterator[Path]:
+    """A directory on another filesystem than the scratch (``/dev/shm``, a tmpfs)."""
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm on this machine")
+    directory = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory)
+
+
+async def test_a_file_moves_across_filesystems_by_copy_then_removal(
+    sftp_scratch: SftpScratch, other_filesystem: Path
+) -> None:
+    if os.stat(sftp_scratch.root).st_dev == os.stat(other_filesystem).st_dev:
+        pytest.skip("/dev/shm is on the scratch's filesystem here")
+    sftp_scratch.put("a.txt", b"across\n")
+    os.chmod(sftp_scratch.path("a.txt"), 0o640)
+    sftp_scratch.symlink("link", "a.txt")
+    fs = sftp_scratch.backend(sftp_scratch.root, roots=[".", str(other_filesystem)])
+    outcome = await fs.move(
+        await fs.resolve("a.txt"), await fs.resolve(f"{other_filesystem}/b.txt")
+    )
+    assert outcome.type == "file"
+    assert (other_filesystem / "b.txt").read_bytes() == b"across\n"
+    assert os.stat(other_filesystem / "b.txt").st_mode & 0o7777 == 0o640
+    moved = await fs.move(
+        fs_target(sftp_scratch, "link"), await fs.resolve(f"{other_filesystem}/l")
+    )
+    assert moved.type == "symlink" and os.readlink(other_filesystem / "l") == "a.txt"
+    assert everything(sftp_scratch) == []
+    assert sorted(os.listdir(other_filesystem)) == ["b.txt", "l"]
+
+
+async def test_a_directory_is_refused_across_filesystems(
+    sftp_scratch: SftpScratch, other_filesystem: Path
+) -> None:
+    if os.stat(sftp_scratch.root).st_dev == os.stat(other_filesystem).st_dev:
+        pytest.skip("/dev/shm is on the scratch's filesystem here")
+    sftp_scratch.put("d/a.txt", b"a\n")
+    fs = sftp_scratch.backend(sftp_scratch.root, roots=[".", str(other_filesystem)])
+    source = await fs.resolve("d")
+    message = await refused(
+        fs.move(source, await fs.resolve(f"{other_filesystem}/d")), FsErrorCode.FS_IO_ERROR
+    )
+    assert (
+        message
+        == f'cannot move "{source.display_path}": a directory cannot move across filesystems'
+    )
+    assert everything(sftp_scratch) == ["d", "d/a.txt"]
+    assert os.listdir(other_filesystem) == []

@@ -12,7 +12,8 @@ same in every client — checks the guards again and acts:
   observer, then removed without following any link. A client killed in
   between leaves only that temporary, which the sweep of its stale lock
   removes (:func:`._lock.sweep_temporaries`);
-* a move is one ``posix-rename@openssh.com``. ``replace=False`` is decided
+* a move is one ``posix-rename@openssh.com`` (across filesystems: a copy
+  published before the source is removed, :mod:`._across`). ``replace=False`` is decided
   under both locks: no client of this backend can create the destination
   between that check and the rename (every mutation of a path holds its
   lock), which is as far as SFTP lets it go — the extension always replaces,
@@ -60,6 +61,7 @@ from dsh_fs.preconditions import (
 )
 from dsh_fs.workspace import is_beneath
 
+from ._across import across_filesystems, move_across
 from ._connection import LOST, lost, sftp_failure
 from ._lock import Held, lock_path, temporary_name
 from ._loop import run_to_end
@@ -299,7 +301,12 @@ async def move(
         assert source.attrs is not None
         replaced = destination.attrs is not None
         if source.path != destination.path:
-            await run_to_end(sftp.posix_rename(source.path, destination.path))
+            try:
+                await run_to_end(sftp.posix_rename(source.path, destination.path))
+            except asyncssh.SFTPFailure:
+                if not await across_filesystems(sftp, source.path, destination.path):
+                    raise
+                await move_across(sftp, source.path, source.attrs, destination.path, source_display)
         moved = await relook(remote, sftp, destination)
         return kind_of(source.attrs), await stat_version(remote, sftp, moved), replaced
 
