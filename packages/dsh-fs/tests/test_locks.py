@@ -63,3 +63,44 @@ async def test_a_waiter_cancelled_in_the_queue_never_runs_and_leaves_no_lock() -
         await anyio.lowlevel.checkpoint()
     assert ran == []
     assert len(locks) == 0
+
+
+async def test_hold_all_takes_a_repeated_key_once() -> None:
+    locks = TargetLocks()
+    with anyio.fail_after(1):
+        async with locks.hold_all(["b", "a", "b"]):
+            assert len(locks) == 2
+    assert len(locks) == 0
+
+
+async def test_hold_all_in_opposite_orders_does_not_deadlock() -> None:
+    locks = TargetLocks()
+    done: list[str] = []
+
+    async def hold(name: str, keys: list[str]) -> None:
+        for _ in range(20):
+            async with locks.hold_all(keys):
+                await anyio.lowlevel.checkpoint()
+        done.append(name)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(hold, "forward", ["a", "b", "c"])
+            tg.start_soon(hold, "backward", ["c", "b", "a"])
+    assert sorted(done) == ["backward", "forward"]
+
+
+async def test_hold_all_waits_for_each_key_held_elsewhere() -> None:
+    locks = TargetLocks()
+    entered = anyio.Event()
+    async with locks.hold("b"), anyio.create_task_group() as tg:
+
+        async def both() -> None:
+            async with locks.hold_all(["a", "b"]):
+                entered.set()
+
+        tg.start_soon(both)
+        await anyio.sleep(0.01)
+        assert not entered.is_set()
+        tg.cancel_scope.cancel()
+    assert len(locks) == 0

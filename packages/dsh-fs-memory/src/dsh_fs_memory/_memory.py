@@ -10,7 +10,8 @@ reaches a node and where workspace containment is enforced. Every
 primitive walks its target again when it touches it, refuses before any
 other answer, and then answers with the seam's shared rules
 (``dsh_fs.preconditions``, ``dsh_fs.text``, ``dsh_fs.streaming``,
-``dsh_fs.locks``).
+``dsh_fs.locks``). Removing and moving entries, and batches, are in
+``_entries.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
 from dsh_fs import (
     EditGuard,
     EntryType,
-    FileSystem,
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
@@ -49,6 +49,7 @@ from dsh_fs.streaming import TextStream
 from dsh_fs.text import apply_edit, decode_previous, decode_text, encode_text, written_text
 from dsh_fs.workspace import CWD_ROOT, RootsOption, Workspace, outside_workspace
 
+from ._entries import Entries
 from ._tree import Node, OutOfBand, StoredBytes, Tree, os_error
 
 STREAM_CHUNK_BYTES = 64 * 1024
@@ -79,7 +80,7 @@ def _state(node: Node | None) -> tuple[EntryType, str] | None:
     return None if node is None else (node.info().type, node.version)
 
 
-class MemoryFileSystem(FileSystem, OutOfBand):
+class MemoryFileSystem(Entries, OutOfBand):
     """A complete in-memory backend: directories, files, symlinks and "other" entries.
 
     ``files`` seeds the tree with ``{path: text or bytes}`` (text as UTF-8,
@@ -234,6 +235,13 @@ class MemoryFileSystem(FileSystem, OutOfBand):
                 raise parent_not_directory(verb, display) from exc
             return key, None
 
+    def _followed_version(self, display: str) -> str | None:
+        try:
+            _, node = self._walk(display, self._workspace)
+        except (_Outside, OSError):
+            return None
+        return None if node is None else node.version
+
     def _display(self, path: str, cwd: str | None) -> str:
         if not path or path.isspace():
             raise FsError("file_path must be a non-empty string", FsErrorCode.FS_NOT_FOUND)
@@ -322,16 +330,21 @@ class MemoryFileSystem(FileSystem, OutOfBand):
     async def write_text(
         self, target: FsTarget, content: str, expected: WriteIntent | None = None
     ) -> FsWriteOutcome:
-        display = target.display_path
         async with self._tree.locks.hold(target.target_key):
             await checkpoint()
-            # Nothing below awaits: the checks and the commit are one atomic step.
-            physical, node = self._reach("write", target.target_key, display, blocked=True)
-            self._workspace.check("write", display, physical, write=True)
-            check_write(display, _state(node), expected)
-            stored = Node("file", self._tree.tick(), encode_text(content, "write", display))
-            before = None if node is None else decode_previous(node.data)
-            self._tree.put(physical, stored)
+            return self._write_now(target, content, expected)
+
+    def _write_now(
+        self, target: FsTarget, content: str, expected: WriteIntent | None
+    ) -> FsWriteOutcome:
+        # Nothing here awaits: the checks and the commit are one atomic step.
+        display = target.display_path
+        physical, node = self._reach("write", target.target_key, display, blocked=True)
+        self._workspace.check("write", display, physical, write=True)
+        check_write(display, _state(node), expected)
+        stored = Node("file", self._tree.tick(), encode_text(content, "write", display))
+        before = None if node is None else decode_previous(node.data)
+        self._tree.put(physical, stored)
         after = written_text(content)
         return FsWriteOutcome("create" if node is None else "update", stored.version, before, after)
 

@@ -17,6 +17,7 @@ import os
 import posixpath
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dsh_fs import FsInfo, PathType
@@ -85,8 +86,36 @@ class Tree:
         parent, name = posixpath.split(path)
         del self.nodes[parent].children[name]
         self.nodes[parent].version = self.tick()
-        for key in [key for key in self.nodes if key == path or key.startswith(path + "/")]:
+        for key in self.subtree(path):
             del self.nodes[key]
+
+    def subtree(self, path: str) -> list[str]:
+        """Physical ``path`` and every path below it, parents before children."""
+        return sorted(key for key in self.nodes if key == path or key.startswith(path + "/"))
+
+    def rename(self, source: str, destination: str) -> None:
+        """Move the entry at physical ``source``, with everything below it, to ``destination``
+        (absent; missing parents are created). The moved entry gets a new version."""
+        moved = {key: self.nodes[key] for key in self.subtree(source)}
+        self.detach(source)
+        node = moved.pop(source)
+        node.version = self.tick()
+        self.put(destination, node)
+        for key, child in moved.items():
+            self.nodes[destination + key[len(source) :]] = child
+
+    def snapshot(self) -> Callable[[], None]:
+        """A function that puts every node, child list and version back as they are now."""
+        nodes = dict(self.nodes)
+        states = [(node, dict(node.children), node.version) for node in nodes.values()]
+
+        def restore() -> None:
+            self.nodes.clear()
+            self.nodes.update(nodes)
+            for node, children, version in states:
+                node.children, node.version = children, version
+
+        return restore
 
 
 class StoredBytes(io.BytesIO):

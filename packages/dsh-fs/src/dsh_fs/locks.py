@@ -9,8 +9,8 @@ accumulate one per file it ever touched.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
@@ -30,7 +30,8 @@ class TargetLocks:
 
     ``async with locks.hold(key):`` waits for the lock of ``key`` (a
     cancellation while waiting leaves the queue and changes nothing) and
-    releases it on the way out, whatever the outcome.
+    releases it on the way out, whatever the outcome. ``hold_all(keys)``
+    holds several at once (a move's two targets, a batch's every target).
     """
 
     def __init__(self) -> None:
@@ -51,3 +52,16 @@ class TargetLocks:
             entry.users -= 1
             if entry.users == 0:
                 del self._entries[key]
+
+    @asynccontextmanager
+    async def hold_all(self, keys: Iterable[str]) -> AsyncIterator[None]:
+        """Hold the lock of every key in ``keys`` (a repeated key once).
+
+        They are taken one by one in sorted order, the one fixed order every
+        caller shares, so two callers that need overlapping sets cannot
+        deadlock (each waits only for a key sorted after all it holds).
+        """
+        async with AsyncExitStack() as stack:
+            for key in sorted(set(keys)):
+                await stack.enter_async_context(self.hold(key))
+            yield
