@@ -270,15 +270,6 @@ async def test_versions_move_on_same_size_rewrites_within_one_second(
 # -- versions that move within the second (git's "racily clean" rule) --------------------------
 
 
-def rewrite_in_the_same_second(scratch: SftpScratch, name: str, data: bytes) -> None:
-    """Replace ``name`` behind the backend with same-size ``data`` and give it back its
-    mtime: to SFTP's whole seconds, nothing but the content changed."""
-    path = scratch.path(name)
-    before = os.stat(path)
-    scratch.put(name, data)
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-
-
 async def test_a_same_size_change_in_the_second_of_the_read_is_refused_as_stale(
     sftp_scratch: SftpScratch,
 ) -> None:
@@ -287,7 +278,7 @@ async def test_a_same_size_change_in_the_second_of_the_read_is_refused_as_stale(
     target = await fs.resolve("f.txt")
     read = await fs.stat(target)
     assert read is not None
-    rewrite_in_the_same_second(sftp_scratch, "f.txt", b"BBBB\n")
+    sftp_scratch.rewrite_within_the_second("f.txt", b"BBBB\n")
     with pytest.raises(FsError) as caught:
         await fs.write_text(target, "mine\n", ReplaceIfVersion(read.version))
     assert caught.value.code == FsErrorCode.FS_STALE_VERSION
@@ -306,7 +297,7 @@ async def test_a_same_size_change_in_the_second_of_the_read_fails_a_guarded_edit
     target = await fs.resolve("f.txt")
     read = await fs.stat(target)
     assert read is not None
-    rewrite_in_the_same_second(sftp_scratch, "f.txt", b"BBBB\n")
+    sftp_scratch.rewrite_within_the_second("f.txt", b"BBBB\n")
     with pytest.raises(FsError) as caught:
         await fs.edit_text(target, FsEditRequest("BBBB", "CCCC"), EditGuard(read.version))
     assert str(caught.value) == (
@@ -338,7 +329,7 @@ async def test_a_version_taken_in_the_window_still_guards_the_file_after_it(
     fs = sftp_scratch.fs
     same, changed = await fs.resolve("same.txt"), await fs.resolve("changed.txt")
     recorded = [await fs.stat(same), await fs.stat(changed)]
-    rewrite_in_the_same_second(sftp_scratch, "changed.txt", b"BBBB\n")
+    sftp_scratch.rewrite_within_the_second("changed.txt", b"BBBB\n")
     fs._remote.clock.observe(int(time.time()) + 60)  # a minute later, on the server
     later = await fs.stat(same)
     assert recorded[0] is not None and recorded[1] is not None and later is not None

@@ -51,13 +51,6 @@ async def refused(call: object, code: FsErrorCode) -> str:
     return str(caught.value)
 
 
-def same_second(scratch: SftpScratch, name: str, data: bytes) -> None:
-    """A same-size change behind the backend that keeps the whole-second mtime."""
-    before = os.stat(scratch.path(name))
-    scratch.put(name, data)
-    os.utime(scratch.path(name), ns=(before.st_atime_ns, before.st_mtime_ns))
-
-
 # -- delete -------------------------------------------------------------------------------------
 
 
@@ -135,7 +128,7 @@ async def test_delete_at_a_stale_version_changes_nothing(sftp_scratch: SftpScrat
     target = await fs.resolve("f.txt")
     info = await fs.stat(target)
     assert info is not None
-    same_second(sftp_scratch, "f.txt", b"BBBB\n")  # only the digest can tell
+    sftp_scratch.rewrite_within_the_second("f.txt", b"BBBB\n")  # only the digest can tell
     message = await refused(
         fs.delete(target, expected=AtVersion(info.version)), FsErrorCode.FS_STALE_VERSION
     )
@@ -278,7 +271,7 @@ async def test_move_onto_a_file_changed_in_the_same_second_is_refused(
     source, destination = await fs.resolve("a.txt"), await fs.resolve("b.txt")
     read = await fs.stat(destination)
     assert read is not None
-    same_second(sftp_scratch, "b.txt", b"CCCC\n")
+    sftp_scratch.rewrite_within_the_second("b.txt", b"CCCC\n")
     message = await refused(
         fs.move(
             source, destination, replace=True, expected=MoveGuard(None, AtVersion(read.version))
@@ -449,7 +442,7 @@ async def test_a_batch_with_one_stale_guard_changes_nothing(sftp_scratch: SftpSc
     a, b = await fs.resolve("a.txt"), await fs.resolve("b.txt")
     read = await fs.stat(b)
     assert read is not None
-    same_second(sftp_scratch, "b.txt", b"CCCC\n")
+    sftp_scratch.rewrite_within_the_second("b.txt", b"CCCC\n")
     message = await refused(
         fs.apply_changes([DeleteChange(a), DeleteChange(b, AtVersion(read.version))]),
         FsErrorCode.FS_STALE_VERSION,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import posixpath
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -289,7 +288,7 @@ class SftpFileSystem(FileSystem):
         expected: MoveGuard | None = None,
     ) -> FsMoveOutcome:
         await anyio.lowlevel.checkpoint_if_cancelled()
-        async with self._hold_all([source.target_key, destination.target_key]):
+        async with self._locks.hold_all([source.target_key, destination.target_key]):
             moved: tuple[PathType, str | None, bool] = await self._ssh.run(
                 self._remote.move(
                     source.display_path,
@@ -312,7 +311,7 @@ class SftpFileSystem(FileSystem):
             return []
         plans = [_plan_of(change) for change in changes]
         await anyio.lowlevel.checkpoint_if_cancelled()
-        async with self._hold_all(keys):
+        async with self._locks.hold_all(keys):
             done: list[tuple[str, bytes | None] | PathType] = await self._ssh.run(
                 self._remote.apply_changes(changes, plans)
             )
@@ -325,14 +324,6 @@ class SftpFileSystem(FileSystem):
                 assert not isinstance(result, tuple)
                 outcomes.append(FsDeleteOutcome(result))
         return outcomes
-
-    @contextlib.asynccontextmanager
-    async def _hold_all(self, keys: Sequence[str]) -> AsyncIterator[None]:
-        """The in-process locks of ``keys``, each once, in sorted order."""
-        async with contextlib.AsyncExitStack() as stack:
-            for key in sorted(set(keys)):
-                await stack.enter_async_context(self._locks.hold(key))
-            yield
 
 
 def _write_outcome(content: str, done: tuple[str, bytes | None]) -> FsWriteOutcome:
