@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -537,3 +539,45 @@ async def test_a_directory_is_refused_across_filesystems(
     )
     assert everything(sftp_scratch) == ["d", "d/a.txt"]
     assert os.listdir(other_filesystem) == []
+
+
+DELETER = """
+import sys, anyio
+from dsh_fs_sftp import SftpFileSystem
+
+async def main() -> None:
+    host, port, user, key, known, root = sys.argv[1:]
+    fs = SftpFileSystem(
+        host, port=int(port), username=user, client_keys=key, known_hosts=known, cwd=root
+    )
+    await fs.delete(await fs.resolve("tree"), recursive=True)
+
+anyio.run(main)
+"""
+
+
+async def test_a_client_killed_while_removing_a_tree_leaves_it_gone_and_no_debris_after(
+    sftp_scratch: SftpScratch, sshd: SshServer
+) -> None:
+    """kill -9 once the tree is renamed aside: its name is gone for every observer; the
+    next mutation of that name breaks the dead client's lock and sweeps what is left."""
+    for i in range(3000):
+        sftp_scratch.put(f"tree/{i // 100}/{i}.txt", b"x\n")
+    options = sshd.connect_options()
+    command = [
+        sys.executable, "-c", DELETER, "127.0.0.1", str(options["port"]), options["username"],
+        options["client_keys"], options["known_hosts"], sftp_scratch.root,
+    ]  # fmt: skip
+    async with await anyio.open_process(command, stdout=None, stderr=None) as child:
+        deadline = time.monotonic() + 60
+        while not any(".tree.dsh-" in name for name in os.listdir(sftp_scratch.root)):
+            if child.returncode is not None or time.monotonic() > deadline:
+                assert child.returncode in (0, None), "the deleter failed"
+                pytest.skip("the tree was removed before it could be caught aside")
+            await anyio.sleep(0.001)
+        child.kill()
+        await child.wait()
+    assert "tree" not in os.listdir(sftp_scratch.root)  # gone at once, not half gone
+    async with sshd.backend(sftp_scratch.root, lock_stale_after=0.3) as fs:
+        await fs.write_text(await fs.resolve("tree"), "a file now\n")
+    assert everything(sftp_scratch) == ["tree"]
