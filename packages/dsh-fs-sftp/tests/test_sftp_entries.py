@@ -176,12 +176,20 @@ async def test_delete_never_removes_a_workspace_root(sftp_scratch: SftpScratch) 
 
 
 async def test_delete_refuses_a_tree_that_holds_a_root(sftp_scratch: SftpScratch) -> None:
-    sftp_scratch.put("docs/a.md", b"x\n")
-    fs = sftp_scratch.backend(sftp_scratch.root, read_only_roots=[sftp_scratch.path("docs")])
-    target = await fs.resolve("docs")
-    message = await refused(fs.delete(target, recursive=True), FsErrorCode.FS_PERMISSION_DENIED)
-    assert message == f'cannot delete "{target.display_path}": it is a workspace root'
-    assert everything(sftp_scratch) == ["docs", "docs/a.md"]
+    sftp_scratch.put("w/inner/a.md", b"x\n")
+    sftp_scratch.put("w/docs/a.md", b"x\n")
+    fs = sftp_scratch.backend(
+        sftp_scratch.path("w"),
+        roots=[".", "inner"],
+        read_only_roots=[sftp_scratch.path("w/docs")],
+    )
+    inner = await fs.resolve("inner")
+    message = await refused(fs.delete(inner, recursive=True), FsErrorCode.FS_PERMISSION_DENIED)
+    assert message == f'cannot delete "{inner.display_path}": it is a workspace root'
+    docs = await fs.resolve("docs")  # a read-only root inside a writable one
+    message = await refused(fs.delete(docs, recursive=True), FsErrorCode.FS_READ_ONLY)
+    assert message == f'cannot delete "{docs.display_path}": read-only workspace'
+    assert everything(sftp_scratch) == ["w", "w/docs", "w/docs/a.md", "w/inner", "w/inner/a.md"]
 
 
 async def test_delete_outside_or_read_only_is_refused(sftp_scratch: SftpScratch) -> None:

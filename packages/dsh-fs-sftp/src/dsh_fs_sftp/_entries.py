@@ -59,7 +59,7 @@ from dsh_fs.preconditions import (
     parent_not_directory,
     workspace_root,
 )
-from dsh_fs.workspace import is_beneath
+from dsh_fs.workspace import is_beneath, read_only_workspace
 
 from ._across import across_filesystems, move_across
 from ._connection import LOST, lost, sftp_failure
@@ -98,19 +98,19 @@ async def reach_entry(
     remote: Remote, sftp: asyncssh.SFTPClient, display: str, verb: str, *, follow: bool = False
 ) -> Entry | None:
     """The entry at ``display`` (``None``: a parent segment is not a directory), refused
-    when outside the workspace or read-only (outside first) or when it is, or holds, a
-    workspace root."""
+    when outside the workspace or read-only (outside first), when it is, or holds, a
+    workspace root, and when it holds a read-only root."""
     path = remote.beneath_root(display, verb)
     spot = await remote.reach(sftp, path, verb, display, follow=follow)
-    remote.workspace.check(verb, display, path if spot is None else spot.path, write=True)
+    workspace = remote.workspace
+    workspace.check(verb, display, path if spot is None else spot.path, write=True)
     if spot is None:
         return None
-    workspace = remote.workspace
-    if any(
-        is_beneath(root, spot.path)
-        for root in (*(workspace.roots or ()), *workspace.read_only_roots)
-    ):
+    writable = ("/",) if workspace.roots is None else workspace.roots
+    if any(is_beneath(root, spot.path) for root in writable):
         raise workspace_root(verb, display)
+    if workspace.contained and any(is_beneath(r, spot.path) for r in workspace.read_only_roots):
+        raise read_only_workspace(verb, display)
     return Entry(display, spot.path, spot.attrs, spot.missing)
 
 
@@ -236,10 +236,6 @@ async def delete(
 def _check_kinds(source: Entry, destination: Entry, destination_empty: bool) -> None:
     """What a rename of ``source`` over ``destination`` may not do (after the guards)."""
     moving_directory = source.kind == "directory"
-    if moving_directory and is_beneath(destination.path, source.path):
-        raise FsError.cannot(
-            "move", source.display, "a directory cannot move into itself", FsErrorCode.FS_IO_ERROR
-        )
     if destination.attrs is None or destination.path == source.path:
         return
     if moving_directory and destination.kind != "directory":
@@ -263,6 +259,14 @@ async def _check_move(
         display, await state_of_entry(remote, sftp, source, guard.source), guard.source
     )
     assert source is not None and source.attrs is not None
+    if (
+        source.kind == "directory"
+        and destination.path != source.path
+        and is_beneath(destination.path, source.path)
+    ):
+        raise FsError.cannot(
+            "move", display, "a directory cannot move into itself", FsErrorCode.FS_IO_ERROR
+        )
     check_move_destination(
         destination.display,
         await state_of_entry(remote, sftp, destination, guard.destination),
@@ -299,7 +303,7 @@ async def move(
             remote, sftp, source, destination, guard, replace, source_display
         )
         assert source.attrs is not None
-        replaced = destination.attrs is not None
+        replaced = destination.attrs is not None and destination.path != source.path
         if source.path != destination.path:
             try:
                 await run_to_end(sftp.posix_rename(source.path, destination.path))
