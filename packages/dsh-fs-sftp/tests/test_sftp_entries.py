@@ -589,3 +589,16 @@ async def test_a_client_killed_while_removing_a_tree_leaves_it_gone_and_no_debri
     async with sshd.backend(sftp_scratch.root, lock_stale_after=0.3) as fs:
         await fs.write_text(await fs.resolve("tree"), "a file now\n")
     assert everything(sftp_scratch) == ["tree"]
+
+
+async def test_a_move_cancelled_while_it_waits_for_a_lock_changes_nothing(
+    sftp_scratch: SftpScratch,
+) -> None:
+    sftp_scratch.put("a.txt", b"a\n")
+    sftp_scratch.put(".b.txt.dsh.lock", b"another 1 live\n")  # another client holds b.txt
+    fs = sftp_scratch.fs
+    source, destination = await fs.resolve("a.txt"), await fs.resolve("b.txt")
+    with anyio.move_on_after(0.3) as scope:
+        await fs.move(source, destination)
+    assert scope.cancelled_caught
+    assert everything(sftp_scratch) == [".b.txt.dsh.lock", "a.txt"]

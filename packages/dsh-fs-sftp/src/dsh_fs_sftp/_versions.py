@@ -134,7 +134,9 @@ async def _digest_version(
 ) -> tuple[str, asyncssh.SFTPAttrs]:
     try:
         handle = await sftp.open(path, "rb")
-    except asyncssh.SFTPNoSuchFile:  # gone meanwhile: its last state
+    except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied):
+        # Gone meanwhile: its last state. Not readable: a stat never fails for want of
+        # reading, and such a file keeps its plain version.
         return version_of(attrs), attrs
     try:
         hasher = hashlib.blake2b(digest_size=16)
