@@ -302,17 +302,30 @@ async def move(
         source = await _check_move(
             remote, sftp, source, destination, guard, replace, source_display
         )
-        assert source.attrs is not None
-        replaced = destination.attrs is not None and destination.path != source.path
-        if source.path != destination.path:
-            try:
-                await run_to_end(sftp.posix_rename(source.path, destination.path))
-            except asyncssh.SFTPFailure:
-                if not await across_filesystems(sftp, source.path, destination.path):
-                    raise
-                await move_across(sftp, source.path, source.attrs, destination.path, source_display)
-        moved = await relook(remote, sftp, destination)
-        return kind_of(source.attrs), await stat_version(remote, sftp, moved), replaced
+        # Once the rename is sent the move has happened: the caller gets its outcome.
+        return await run_to_end(_rename(remote, sftp, source, destination, source_display))
+
+
+async def _rename(
+    remote: Remote, sftp: asyncssh.SFTPClient, source: Entry, destination: Entry, display: str
+) -> tuple[PathType, str | None, bool]:
+    """Rename ``source`` over ``destination`` (both checked, under their locks); what moved,
+    the destination's version after it, and whether it replaced an entry."""
+    assert source.attrs is not None
+    if source.path == destination.path:  # one entry by two names: nothing to do
+        return kind_of(source.attrs), await stat_version(remote, sftp, source), False
+    try:
+        await sftp.posix_rename(source.path, destination.path)
+    except asyncssh.SFTPFailure:
+        if not await across_filesystems(sftp, source.path, destination.path):
+            raise
+        await move_across(sftp, source.path, source.attrs, destination.path, display)
+    moved = await relook(remote, sftp, destination)
+    return (
+        kind_of(source.attrs),
+        await stat_version(remote, sftp, moved),
+        destination.attrs is not None,
+    )
 
 
 # -- apply_changes ------------------------------------------------------------------------------
