@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
-from dsh_fs import FsError, FsErrorCode
+from dsh_fs import AtVersion, FsError, FsErrorCode, MoveGuard, NotAFile
 from dsh_fs.preconditions import not_found, not_regular
 from dsh_fs.text import decode_text
 from dsh_fs_memory import MemoryFileSystem
@@ -48,20 +48,27 @@ CODE_MEANINGS: dict[str, str] = {
     FsErrorCode.FS_NOT_DIRECTORY: "`list` of something that is not a directory",
     FsErrorCode.FS_NOT_TEXT: "binary content (a NUL byte in the first 8192 bytes) or invalid UTF-8",
     FsErrorCode.FS_NOT_REGULAR_FILE: "a directory, FIFO, socket or device where a file was needed",
-    FsErrorCode.FS_PERMISSION_DENIED: "the operating system refused the access",
+    FsErrorCode.FS_PERMISSION_DENIED: "the operating system refused the access, or a "
+    "removal or move of a workspace root",
     FsErrorCode.FS_IO_ERROR: "any other failure of the storage (a symlink loop, a full disk, "
     "a lost connection); the message carries the system's own text",
     FsErrorCode.FS_STALE_VERSION: "the file changed (or vanished) since this session read it; "
     "read it again, then retry",
-    FsErrorCode.FS_NOT_OBSERVED: "a write or edit of an existing file this session has not read",
+    FsErrorCode.FS_NOT_OBSERVED: "a write, edit, removal or move of an existing file (or a move "
+    "onto one) this session has not read",
     FsErrorCode.FS_AMBIGUOUS_EDIT: "`old_string` matched more than once without `replace_all`",
     FsErrorCode.FS_EDIT_NOT_FOUND: "`old_string` does not occur in the file (or is empty)",
     FsErrorCode.FS_ABORTED: "the call was cancelled through the host's cancel event; "
     "nothing was changed",
     FsErrorCode.FS_OUTSIDE_WORKSPACE: "the path leads outside every workspace root",
-    FsErrorCode.FS_READ_ONLY: "a write or edit inside a read-only root or a read-only workspace",
+    FsErrorCode.FS_READ_ONLY: "a write, edit, removal or move inside a read-only root or a "
+    "read-only workspace",
     FsErrorCode.FS_TOO_LARGE: "an edit would grow the file by more than 16 MiB; nothing was "
     "written",
+    FsErrorCode.FS_NOT_EMPTY: "a removal of a non-empty directory without asking for the whole "
+    "tree, or a move of a directory onto a non-empty one; nothing was changed",
+    FsErrorCode.FS_ALREADY_EXISTS: "a move onto an existing entry without allowing it to be "
+    "replaced; nothing was changed",
 }
 HOST_CODES: dict[str, str] = {
     "INVALID_ARGUMENTS": "the arguments do not fit the tool's schema or value rules "
@@ -230,6 +237,137 @@ RESULT_CASES = [
     Case("grep: from an offset", "grep", {"pattern": "line 249", "offset": 9}),
 ]
 
+
+@dataclass(frozen=True)
+class EntryCase:
+    """One call of a seam primitive no core tool makes (``delete``, ``move``)."""
+
+    what: str
+    shown: str
+    call: Callable[[MemoryFileSystem], Awaitable[object]]
+
+
+async def _delete(fs: MemoryFileSystem, path: str, **options: Any) -> object:
+    return await fs.delete(await fs.resolve(path), **options)
+
+
+async def _move(fs: MemoryFileSystem, source: str, destination: str, **options: Any) -> object:
+    return await fs.move(await fs.resolve(source), await fs.resolve(destination), **options)
+
+
+async def _changed(fs: MemoryFileSystem, path: str, change: Callable[[], None]) -> str:
+    """The version of ``path`` before ``change`` (another process's) is made."""
+    info = await fs.stat(await fs.resolve(path))
+    assert info is not None
+    change()
+    return info.version
+
+
+async def _stale_delete(fs: MemoryFileSystem) -> object:
+    seen = await _changed(fs, "a.txt", lambda: fs.put_text("a.txt", "changed\n"))
+    return await _delete(fs, "a.txt", expected=AtVersion(seen))
+
+
+async def _gone_delete(fs: MemoryFileSystem) -> object:
+    seen = await _changed(fs, "twice.txt", lambda: fs.remove("twice.txt"))
+    return await _delete(fs, "twice.txt", expected=AtVersion(seen))
+
+
+async def _stale_destination(fs: MemoryFileSystem) -> object:
+    seen = await _changed(fs, "empty.txt", lambda: fs.put_text("empty.txt", "changed\n"))
+    guard = MoveGuard(destination=AtVersion(seen))
+    return await _move(fs, "long.txt", "empty.txt", replace=True, expected=guard)
+
+
+ENTRY_CASES = [
+    EntryCase("delete: absent", 'delete("missing.txt")', lambda fs: _delete(fs, "missing.txt")),
+    EntryCase(
+        "delete: a directory that is not empty", 'delete("src")', lambda fs: _delete(fs, "src")
+    ),
+    EntryCase(
+        "delete: a file this session has not read",
+        'delete("a.txt", expected=NotAFile())',
+        lambda fs: _delete(fs, "a.txt", expected=NotAFile()),
+    ),
+    EntryCase(
+        "delete: changed since it was read",
+        'delete("a.txt", expected=AtVersion(v))',
+        _stale_delete,
+    ),
+    EntryCase(
+        "delete: gone since it was read",
+        'delete("twice.txt", expected=AtVersion(v))',
+        _gone_delete,
+    ),
+    EntryCase(
+        "delete: the workspace root",
+        'delete("/w", recursive=True)',
+        lambda fs: _delete(fs, "/w", recursive=True),
+    ),
+    EntryCase(
+        "delete: in a read-only workspace",
+        'delete("a.txt")',
+        lambda fs: _delete(fs.view(WORKSPACE, read_only=True), "a.txt"),
+    ),
+    EntryCase(
+        "move: absent", 'move("missing.txt", "b.txt")', lambda fs: _move(fs, "missing.txt", "b.txt")
+    ),
+    EntryCase(
+        "move: onto an existing entry",
+        'move("long.txt", "many.txt")',
+        lambda fs: _move(fs, "long.txt", "many.txt"),
+    ),
+    EntryCase(
+        "move: onto a file this session has not read",
+        'move("long.txt", "many.txt", replace=True, expected=MoveGuard(destination=NotAFile()))',
+        lambda fs: _move(
+            fs, "long.txt", "many.txt", replace=True, expected=MoveGuard(destination=NotAFile())
+        ),
+    ),
+    EntryCase(
+        "move: onto a file changed since it was read",
+        'move("long.txt", "empty.txt", replace=True, expected=MoveGuard(destination=AtVersion(v)))',
+        _stale_destination,
+    ),
+    EntryCase(
+        "move: a directory onto a file",
+        'move("docs", "many.txt", replace=True)',
+        lambda fs: _move(fs, "docs", "many.txt", replace=True),
+    ),
+    EntryCase(
+        "move: a file onto a directory",
+        'move("long.txt", "src", replace=True)',
+        lambda fs: _move(fs, "long.txt", "src", replace=True),
+    ),
+    EntryCase(
+        "move: a directory onto one that is not empty",
+        'move("docs", "src", replace=True)',
+        lambda fs: _move(fs, "docs", "src", replace=True),
+    ),
+    EntryCase(
+        "move: a directory into itself",
+        'move("src", "src/inner")',
+        lambda fs: _move(fs, "src", "src/inner"),
+    ),
+]
+
+
+async def _entry_table() -> list[str]:
+    """Each of ``ENTRY_CASES`` on a fresh workspace: the refusal it meets."""
+    lines = ["| example | call | code | message |", "|---|---|---|---|"]
+    for case in ENTRY_CASES:
+        _, fs = _host()
+        try:
+            await case.call(fs)
+        except FsError as err:
+            lines.append(
+                f"| {case.what} | {_cell(case.shown)} | `{err.code}` | {_cell(err.message)} |"
+            )
+        else:
+            raise AssertionError(f"{case.shown} succeeded")
+    return lines
+
+
 SMALL_CONFIG = {"list_max_entries": 3, "read_max_bytes": 120, "grep_max_matches": 3}
 
 
@@ -356,10 +494,23 @@ async def _messages() -> str:
     lines += _error_table(STALE_CASES, await _run(host, fs, STALE_CASES))
     lines += [
         "",
+        "## Removing and moving entries",
+        "",
+        "What the seam's `delete` and `move` answer (`dsh_fs.FileSystem`; a tool that "
+        "removes or moves passes each on to the model). Each example runs on a fresh "
+        "workspace `/w`; `AtVersion(v)` is the version read before another process "
+        "changed the file. A move's refusals about its destination say `move to`. On the "
+        "local backend a move across filesystems also answers "
+        f"{_cell(_CROSS_DEVICE.message)} (`{_CROSS_DEVICE.code}`).",
+        "",
+    ]
+    lines += await _entry_table()
+    lines += [
+        "",
         "## Backend messages",
         "",
         "What every backend answers, by verb (`read`, `list`, `write`, `edit`, `stat`, "
-        "`resolve`), where the examples above show one verb:",
+        "`resolve`, `delete`, `move`), where the examples above show one verb:",
         "",
         "| code | message |",
         "|---|---|",
@@ -387,6 +538,11 @@ async def _results() -> str:
     host, fs = _host(SMALL_CONFIG)
     lines += _transcripts(RESULT_CASES, await _run(host, fs, RESULT_CASES))
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+_CROSS_DEVICE = FsError.cannot(
+    "move", "<p>", "a directory cannot move across filesystems", FsErrorCode.FS_IO_ERROR
+)
 
 
 def _raised(rule: Callable[[], object]) -> FsError:

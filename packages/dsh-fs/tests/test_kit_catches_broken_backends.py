@@ -557,6 +557,8 @@ GUARDLESS_FAILURES = sorted(
         "test_replace_if_version_of_a_vanished_file_says_it_no_longer_exists",
         "test_write_leaves_no_other_file_behind",
         "test_refused_writes_leave_bytes_version_and_directory_unchanged",
+        "test_a_guarded_delete_and_guarded_writes_from_one_version_let_one_win",
+        "test_a_guarded_move_and_guarded_edits_from_one_version_let_one_win",
     ]
 )
 """Every kit test that looks at write intents or edit guards, and nothing else."""

@@ -5,7 +5,7 @@ segment) to nodes, with the version clock and the per-target locks that
 every view of one tree shares. ``OutOfBand`` is the test side of it:
 synchronous methods that change the tree the way another process would. The
 backend proper — the walk where containment is enforced and the eight
-primitives — is ``_memory.py``.
+primitives — is ``_memory.py``; removing and moving entries is ``_entries.py``.
 """
 
 from __future__ import annotations

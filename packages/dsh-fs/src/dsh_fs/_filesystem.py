@@ -36,7 +36,13 @@ from ._types import (
 )
 from .held import HeldDirectory
 from .overlap import in_order
-from .preconditions import check_delete, check_write, over_read_limit
+from .preconditions import (
+    check_delete,
+    check_write,
+    not_empty,
+    over_read_limit,
+    workspace_root,
+)
 from .streaming import close_stream
 from .workspace import Workspace
 
@@ -274,9 +280,11 @@ class FileSystem(ABC):
         A backend that can hold every target's lock at once overrides this
         default (taking the locks in one fixed order, so two batches cannot
         deadlock, and checking the guards again under them); the default
-        checks the guards with ``lstat`` and ``stat`` and then publishes with
-        each change's own guard, so a change made in between is still never
-        overwritten — it fails that change, with the ones before it applied.
+        checks the workspace, the guards (with ``lstat`` and ``stat``) and
+        that a directory removed without ``recursive`` is empty (``list_dir``),
+        and then publishes with each change's own guard, so a change made in
+        between is still never overwritten — it fails that change, with the
+        ones before it applied.
         Two changes of one target raise ``ValueError``.
         """
         keys = [change.target.target_key for change in changes]
@@ -296,23 +304,33 @@ class FileSystem(ABC):
         return outcomes
 
     async def _check_change(self, change: FsChange) -> None:
-        """Raise what ``change``'s guard answers against the target as it is now."""
+        """Raise what ``change`` would be refused for against the target as it is now: the
+        workspace (outside, read-only, a root), its guard, and a non-empty directory
+        removed without ``recursive``."""
         target = change.target
+        display = target.display_path
+        verb = "write" if isinstance(change, WriteChange) else "delete"
+        workspace = self.workspace
+        if workspace is not None:
+            workspace.check(verb, display, target.target_key, write=True)
+            if verb == "delete" and target.target_key in (
+                *(workspace.roots or ()),
+                *workspace.read_only_roots,
+            ):
+                raise workspace_root(verb, display)
         if isinstance(change, WriteChange):
             info = await self.stat(target)
             current = None if info is None else (info.type, info.version)
-            check_write(target.display_path, current, change.expected)
+            check_write(display, current, change.expected)
             return
-        link = await self.lstat(target.display_path)
+        link = await self.lstat(display)
         if link is None:
-            check_delete(target.display_path, None, change.expected)
+            check_delete(display, None, change.expected)
             return
         info = await self.stat(target)
-        check_delete(
-            target.display_path,
-            (link.type, None if info is None else info.version),
-            change.expected,
-        )
+        check_delete(display, (link.type, None if info is None else info.version), change.expected)
+        if link.type == "directory" and not change.recursive and await self.list_dir(target):
+            raise not_empty(verb, display)
 
     async def _publish_change(self, change: FsChange) -> FsWriteOutcome | FsDeleteOutcome:
         if isinstance(change, DeleteChange):

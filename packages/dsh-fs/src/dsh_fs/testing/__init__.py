@@ -25,14 +25,20 @@ which; to run the kit on both anyio backends (``trio`` installed), add to
 from . import _assert_rewrite  # first: before the contract modules are imported
 from ._absence_contract import AbsenceContract
 from ._base import ContractBase, requires
+from ._batch_contract import BatchContract
 from ._cancellation_contract import CancellationContract
 from ._concurrency_contract import SerializationContract
 from ._containment_contract import ContainmentContract, build_containment_tree
 from ._contract import FileSystemContract
+from ._delete_contract import DeleteContract
+from ._delete_move_contract import DeleteMoveContract
 from ._disk import DiskTree
 from ._edit_contract import EditContract
+from ._entry_containment_contract import EntryContainmentContract
+from ._entry_races_contract import EntryRacesContract
 from ._forwarding import ForwardingFileSystem
 from ._list_contract import ListContract, build_listing_tree
+from ._move_contract import MoveContract
 from ._paths_contract import ResolveContract, StatContract
 from ._read_contract import ReadContract
 from ._scratch import Scratch
@@ -42,14 +48,20 @@ del _assert_rewrite
 
 __all__ = [
     "AbsenceContract",
+    "BatchContract",
     "CancellationContract",
     "ContainmentContract",
     "ContractBase",
+    "DeleteContract",
+    "DeleteMoveContract",
     "DiskTree",
     "EditContract",
+    "EntryContainmentContract",
+    "EntryRacesContract",
     "FileSystemContract",
     "ForwardingFileSystem",
     "ListContract",
+    "MoveContract",
     "ReadContract",
     "ResolveContract",
     "Scratch",

@@ -25,6 +25,8 @@ PRIMITIVES = (
     "list_dir",
     "write_text",
     "edit_text",
+    "delete",
+    "move",
 )
 CANCEL_STEPS = (0, 1, 2, 3, 5, 8, 13, 21)
 CANCEL_DELAYS = (0.0001, 0.001, 0.005)
@@ -45,7 +47,11 @@ class CancellationContract(ContractBase):
 
     contenders: int = 20
 
-    async def _call(self, scratch: Scratch, primitive: str, target: FsTarget) -> object:
+    async def _call(
+        self, scratch: Scratch, primitive: str, target: FsTarget, other: FsTarget
+    ) -> object:
+        """Call ``primitive`` on ``target`` (``f.txt``); ``other`` (``g.txt``, absent) is where
+        ``move`` moves it."""
         fs = scratch.fs
         if primitive == "resolve":
             return await fs.resolve("f.txt")
@@ -63,6 +69,10 @@ class CancellationContract(ContractBase):
             return await fs.list_dir(await fs.resolve("."))
         if primitive == "write_text":
             return await fs.write_text(target, "written\n")
+        if primitive == "delete":
+            return await fs.delete(target)
+        if primitive == "move":
+            return await fs.move(target, other)
         return await fs.edit_text(target, FsEditRequest("old", "edited"))
 
     @pytest.mark.anyio
@@ -71,12 +81,12 @@ class CancellationContract(ContractBase):
         self, scratch: Scratch, primitive: str
     ) -> None:
         scratch.put("f.txt", b"old\n")
-        target = await scratch.fs.resolve("f.txt")
+        target, other = await scratch.fs.resolve("f.txt"), await scratch.fs.resolve("g.txt")
         reached = False
         with anyio.CancelScope() as scope:
             scope.cancel()
             try:
-                await self._call(scratch, primitive, target)
+                await self._call(scratch, primitive, target, other)
             except anyio.get_cancelled_exc_class():
                 raise
             except Exception as exc:

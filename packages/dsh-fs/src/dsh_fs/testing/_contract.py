@@ -6,6 +6,7 @@ from ._absence_contract import AbsenceContract
 from ._cancellation_contract import CancellationContract
 from ._concurrency_contract import SerializationContract
 from ._containment_contract import ContainmentContract
+from ._delete_move_contract import DeleteMoveContract
 from ._edit_contract import EditContract
 from ._list_contract import ListContract
 from ._paths_contract import ResolveContract, StatContract
@@ -24,6 +25,7 @@ class FileSystemContract(
     SerializationContract,
     CancellationContract,
     ContainmentContract,
+    DeleteMoveContract,
 ):
     """Every rule of :class:`~dsh_fs.FileSystem`, every message a backend words
     itself (not the host's), and workspace containment.
@@ -41,7 +43,8 @@ class FileSystemContract(
     ``anyio_backend`` fixture of the suite that runs them (see
     :class:`ContractBase` for running on both anyio backends). A single
     concern can be run by inheriting one of the parts instead
-    (``ResolveContract``, ``EditContract``, ``ContainmentContract`` …). A
+    (``ResolveContract``, ``EditContract``, ``ContainmentContract``,
+    ``DeleteMoveContract`` …). A
     backend without symlinks, special files or hard links says so with the
     capability flags (``supports_symlinks = False`` …); the tests that need
     one are skipped, naming the flag.

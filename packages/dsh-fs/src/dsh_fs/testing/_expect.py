@@ -52,6 +52,13 @@ def under(root: str, rel: str) -> str:
     return f"{root.rstrip('/')}/{rel}"
 
 
+async def version_of(fs: FileSystem, path: str) -> str:
+    """The version ``stat`` reports for ``path`` now (it must exist)."""
+    info = await fs.stat(await fs.resolve(path))
+    assert info is not None, f"{path} is missing"
+    return info.version
+
+
 async def expect_fs_error(call: Awaitable[object], code: FsErrorCode, message: str) -> FsError:
     """Await ``call`` and require exactly ``FsError(message, code)``."""
     try:

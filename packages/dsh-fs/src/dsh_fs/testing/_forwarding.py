@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Generic, TypeVar
 
 from .._filesystem import FileSystem
 from .._types import (
     EditGuard,
+    EntryGuard,
+    FsChange,
+    FsDeleteOutcome,
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
     FsInfo,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
+    MoveGuard,
     WriteIntent,
 )
 from ..held import HeldDirectory
@@ -96,3 +101,26 @@ class ForwardingFileSystem(FileSystem, Generic[F]):
     ) -> FsEditOutcome:
         await self.entering("edit_text")
         return await self.inner.edit_text(target, edit, expected)
+
+    async def delete(
+        self, target: FsTarget, *, recursive: bool = False, expected: EntryGuard | None = None
+    ) -> FsDeleteOutcome:
+        await self.entering("delete")
+        return await self.inner.delete(target, recursive=recursive, expected=expected)
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        *,
+        replace: bool = False,
+        expected: MoveGuard | None = None,
+    ) -> FsMoveOutcome:
+        await self.entering("move")
+        return await self.inner.move(source, destination, replace=replace, expected=expected)
+
+    async def apply_changes(
+        self, changes: Sequence[FsChange]
+    ) -> list[FsWriteOutcome | FsDeleteOutcome]:
+        await self.entering("apply_changes")
+        return await self.inner.apply_changes(changes)
