@@ -4,9 +4,11 @@ backend's ``write_text`` and ``delete``, passes the kit's batch contract."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from dsh_fs import DeleteChange, FileSystem, FsErrorCode, WriteChange
-from dsh_fs.testing import BatchContract, ForwardingFileSystem, Scratch
+from dsh_fs.testing import BatchContract, EntryContainmentContract, ForwardingFileSystem, Scratch
 from dsh_fs.testing._expect import expect_fs_error
 from dsh_fs_memory import MemoryFileSystem, MemoryScratch
 
@@ -29,8 +31,21 @@ class DefaultBatchScratch(MemoryScratch):
     def fs(self) -> FileSystem:  # type: ignore[override]
         return DefaultBatch(super().fs)
 
+    def backend(self, cwd: str, **workspace: Any) -> FileSystem:  # type: ignore[override]
+        return DefaultBatch(super().backend(cwd, **workspace))
+
 
 class TestDefaultApplyChanges(BatchContract):
+    @pytest.fixture
+    def scratch(self) -> Scratch:
+        return DefaultBatchScratch()
+
+
+class TestDefaultApplyChangesContained(EntryContainmentContract):
+    """The containment cases, among them a batch with one change outside."""
+
+    supports_hard_links = False
+
     @pytest.fixture
     def scratch(self) -> Scratch:
         return DefaultBatchScratch()

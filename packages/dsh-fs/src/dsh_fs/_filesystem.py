@@ -226,7 +226,10 @@ class FileSystem(ABC):
         temporary name in its own parent, then deleted; a crash leaves only
         that temporary, which a later mutation's sweep removes. A workspace
         root is never removed (``FS_PERMISSION_DENIED``). Serialized with
-        ``write_text`` and ``edit_text`` of the same target.
+        ``write_text`` and ``edit_text`` of the same target (the lock of
+        ``target.target_key``). The entry is the one at
+        ``target.display_path``, its final symlink not followed (as
+        ``lstat`` finds it): a link is removed as itself.
 
         The default refuses (``FS_IO_ERROR``): a backend that can remove
         entries overrides it.
@@ -253,8 +256,11 @@ class FileSystem(ABC):
         :mod:`dsh_fs.preconditions`, verbs ``move`` and ``move to``). Across
         filesystems a regular file is copied beside the destination, synced,
         published, and only then is the source removed; a directory is
-        refused. Both targets' locks are taken in one fixed order. After any
-        failure, cancellation or crash each path is as before or as after.
+        refused. Both targets' locks are taken in one fixed order
+        (:meth:`dsh_fs.locks.TargetLocks.hold_all`). After any failure,
+        cancellation or crash each path is as before or as after. Like
+        :meth:`delete`, each side is the entry at its display path, a final
+        symlink not followed: a link moves, or is replaced, as itself.
 
         The default refuses (``FS_IO_ERROR``): a backend that can move
         entries overrides it.

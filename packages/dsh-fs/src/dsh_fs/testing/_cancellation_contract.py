@@ -10,7 +10,7 @@ import anyio.lowlevel
 import pytest
 
 from .._filesystem import FileSystem
-from .._types import FsEditRequest, FsTarget
+from .._types import DeleteChange, FsEditRequest, FsTarget, WriteChange
 from ._base import ContractBase
 from ._expect import bytes_difference, collect_stream, run_then_cancel
 from ._scratch import Scratch
@@ -27,6 +27,7 @@ PRIMITIVES = (
     "edit_text",
     "delete",
     "move",
+    "apply_changes",
 )
 CANCEL_STEPS = (0, 1, 2, 3, 5, 8, 13, 21)
 CANCEL_DELAYS = (0.0001, 0.001, 0.005)
@@ -73,6 +74,8 @@ class CancellationContract(ContractBase):
             return await fs.delete(target)
         if primitive == "move":
             return await fs.move(target, other)
+        if primitive == "apply_changes":
+            return await fs.apply_changes([WriteChange(target, "written\n"), DeleteChange(other)])
         return await fs.edit_text(target, FsEditRequest("old", "edited"))
 
     @pytest.mark.anyio

@@ -77,8 +77,9 @@ def outside_state(scratch: Scratch) -> Snapshot:
     }
 
 
-class ContainmentContract(ContractBase):
-    """Paths outside every root are refused by every primitive, before any other answer."""
+class ContainmentScenes(ContractBase):
+    """The drawing's workspace, the swap after ``resolve``, and the check after a refusal:
+    what the containment contracts of every primitive share."""
 
     def workspace(self, scratch: Scratch, **options: object) -> FileSystem:
         """The tree of the drawing and a backend whose cwd (and default root) is ``ws``."""
@@ -101,6 +102,10 @@ class ContainmentContract(ContractBase):
         scratch.remove("ws/d")
         scratch.symlink("ws/d", "../outside")
         return target
+
+
+class ContainmentContract(ContainmentScenes):
+    """Paths outside every root are refused by every primitive, before any other answer."""
 
     # -- lexical escapes --------------------------------------------------------
 

@@ -16,10 +16,17 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from .._errors import FsErrorCode
-from .._filesystem import FileSystem
-from .._types import AtVersion, FsTarget, MoveGuard, NotAFile
-from ._base import ContractBase, requires
-from ._containment_contract import build_containment_tree, outside_state
+from .._types import (
+    AtVersion,
+    DeleteChange,
+    FsChange,
+    FsTarget,
+    MoveGuard,
+    NotAFile,
+    WriteChange,
+)
+from ._base import requires
+from ._containment_contract import ContainmentScenes, outside_state
 from ._expect import expect_fs_error, under
 from ._scratch import Scratch
 
@@ -35,35 +42,21 @@ ESCAPES = [
 """Paths that lie outside ``ws``, relative to it."""
 
 
-class EntryContainmentContract(ContractBase):
+class EntryContainmentContract(ContainmentScenes):
     """``delete`` and ``move`` refuse every path outside, before any other answer."""
-
-    def workspace(self, scratch: Scratch, **options: object) -> FileSystem:
-        """The containment tree and a backend whose cwd (and default root) is ``ws``."""
-        build_containment_tree(scratch)
-        return scratch.backend(under(scratch.root, "ws"), **options)  # type: ignore[arg-type]
 
     async def escaped(self, scratch: Scratch, path: str) -> FsTarget:
         """``path`` resolved against ``ws`` by a backend with containment off."""
         return await scratch.backend(under(scratch.root, "ws"), roots=None).resolve(path)
 
-    async def swapped(self, scratch: Scratch, fs: FileSystem, name: str) -> FsTarget:
-        """``ws/d/<name>`` resolved while ``d`` is a directory, then ``d`` -> ``../outside``."""
-        self.require("supports_symlinks")
-        scratch.mkdir("ws/d")
-        target = await fs.resolve(f"d/{name}")
-        scratch.remove("ws/d")
-        scratch.symlink("ws/d", "../outside")
-        return target
-
     async def refused(
         self, scratch: Scratch, call: Awaitable[object], code: FsErrorCode, message: str
     ) -> None:
         """Exactly this refusal; the outside tree and the workspace's files as they were."""
-        before = outside_state(scratch), scratch.names("ws"), scratch.get("ws/inside.txt")
-        await expect_fs_error(call, code, message)
-        after = outside_state(scratch), scratch.names("ws"), scratch.get("ws/inside.txt")
-        assert after == before, "a refused call changed a file"
+        before = scratch.names("ws"), scratch.get("ws/inside.txt")
+        await super().refused(scratch, call, code, message)
+        after = scratch.names("ws"), scratch.get("ws/inside.txt")
+        assert after == before, "a refused call changed the workspace"
 
     # -- outside ----------------------------------------------------------------------
 
@@ -147,6 +140,32 @@ class EntryContainmentContract(ContractBase):
         await fs.delete(target, recursive=True)
         assert scratch.names("ws") == ["inside.txt", "sub"]
         assert outside_state(scratch) == before
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("where", ["outside", "read-only root"])
+    async def test_a_batch_with_one_change_outside_the_writable_workspace_changes_nothing(
+        self, scratch: Scratch, where: str
+    ) -> None:
+        lib = under(scratch.root, "lib")
+        fs = self.workspace(scratch, read_only_roots=[lib])
+        if where == "outside":
+            target = await self.escaped(scratch, "../outside/secret.txt")
+            code, reason = OUTSIDE, "outside the workspace"
+        else:
+            target = await fs.resolve(f"{lib}/doc.txt")
+            code, reason = READ_ONLY, "read-only workspace"
+        changes: list[FsChange] = [
+            WriteChange(await fs.resolve("inside.txt"), "changed\n"),
+            DeleteChange(await fs.resolve("sub/f.txt")),
+            DeleteChange(target),
+        ]
+        await self.refused(
+            scratch,
+            fs.apply_changes(changes),
+            code,
+            f'cannot delete "{target.display_path}": {reason}',
+        )
+        assert (scratch.names("ws/sub"), scratch.names("lib")) == (["f.txt"], ["doc.txt"])
 
     # -- read-only ----------------------------------------------------------------------
 

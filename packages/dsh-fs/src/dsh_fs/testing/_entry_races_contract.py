@@ -57,6 +57,19 @@ class EntryRacesContract(ContractBase):
 
     # -- serialization ------------------------------------------------------------
 
+    async def _one_wins(self, many: list[Attempt], one: Attempt) -> int | None:
+        """Race ``one`` against ``many`` (half of them start before it, half after) and
+        require exactly one winner, the others ``FS_STALE_VERSION``; return the index in
+        ``many`` of the winner, or ``None`` when ``one`` won."""
+        middle = len(many) // 2
+        results = await race([*many[:middle], one, *many[middle:]])
+        winners = [i for i, r in enumerate(results) if not isinstance(r, FsError)]
+        assert len(winners) == 1, f"{len(winners)} guarded mutations from one version succeeded"
+        losers = [r for r in results if isinstance(r, FsError)]
+        assert {r.code for r in losers} == {FsErrorCode.FS_STALE_VERSION}
+        won = winners[0]
+        return None if won == middle else won - (won > middle)
+
     @pytest.mark.anyio
     async def test_a_guarded_delete_and_guarded_writes_from_one_version_let_one_win(
         self, scratch: Scratch
@@ -69,23 +82,14 @@ class EntryRacesContract(ContractBase):
         def writer(i: int) -> Attempt:
             return lambda: fs.write_text(target, f"w{i}\n", ReplaceIfVersion(version))
 
-        writes = [writer(i) for i in range(self.contenders)]
-        middle = self.contenders // 2  # writes start before and after it
-        attempts: list[Attempt] = [
-            *writes[:middle],
+        won = await self._one_wins(
+            [writer(i) for i in range(self.contenders)],
             lambda: fs.delete(target, expected=AtVersion(version)),
-        ]
-        results = await race([*attempts, *writes[middle:]])
-        winners = [i for i, r in enumerate(results) if not isinstance(r, FsError)]
-        assert len(winners) == 1, f"{len(winners)} guarded mutations from one version succeeded"
-        losers = [r for r in results if isinstance(r, FsError)]
-        assert {r.code for r in losers} == {FsErrorCode.FS_STALE_VERSION}
-        if winners == [middle]:
+        )
+        if won is None:
             assert scratch.names() == []
         else:
-            won = winners[0] - (winners[0] > middle)
-            assert scratch.get("f.txt") == f"w{won}\n".encode()
-            assert scratch.names() == ["f.txt"]
+            assert (scratch.names(), scratch.get("f.txt")) == (["f.txt"], f"w{won}\n".encode())
 
     @pytest.mark.anyio
     async def test_a_guarded_move_and_guarded_edits_from_one_version_let_one_win(
@@ -100,22 +104,16 @@ class EntryRacesContract(ContractBase):
             edit = FsEditRequest("value = ", f"value = {i}+")
             return lambda: fs.edit_text(source, edit, EditGuard(version))
 
-        edits = [editor(i) for i in range(self.contenders)]
-        middle = self.contenders // 2  # edits start before and after it
         guard = MoveGuard(AtVersion(version))
-        attempts: list[Attempt] = [
-            *edits[:middle],
+        won = await self._one_wins(
+            [editor(i) for i in range(self.contenders)],
             lambda: fs.move(source, destination, expected=guard),
-        ]
-        results = await race([*attempts, *edits[middle:]])
-        winners = [i for i, r in enumerate(results) if not isinstance(r, FsError)]
-        assert len(winners) == 1, f"{len(winners)} guarded mutations from one version succeeded"
-        if winners == [middle]:
+        )
+        if won is None:
             assert (scratch.names(), scratch.get("g.txt")) == (["g.txt"], b"value = 0\n")
         else:
-            won = winners[0] - (winners[0] > middle)
-            assert scratch.get("f.txt") == f"value = {won}+0\n".encode()
             assert scratch.names() == ["f.txt"]
+            assert scratch.get("f.txt") == f"value = {won}+0\n".encode()
 
     @pytest.mark.anyio
     async def test_moves_of_many_sources_to_one_free_destination_let_one_win(
