@@ -213,6 +213,11 @@ def test_the_command_runs_a_tool_on_the_remote_workspace(sshd: SshServer, remote
             'dsh-fs: --backend "sftp": "ftp://host/srv" is not an sftp:// URL '
             "(sftp://[user@]host[:port]/absolute/path)",
         ),
+        (
+            "sftp://agent@127.0.0.1",
+            'dsh-fs: --backend "sftp": "sftp://agent@127.0.0.1" has no path: name the remote '
+            "directory of the workspace (sftp://[user@]host[:port]/absolute/path)",
+        ),
     ],
 )
 def test_an_unreachable_server_or_a_bad_url_is_a_start_up_error(cwd: str, line: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from dsh_fs import FsEditRequest, FsError, FsErrorCode, ReplaceIfVersion
+from dsh_fs import EditGuard, FsEditRequest, FsError, FsErrorCode, ReplaceIfVersion
 from dsh_fs_sftp import SftpFileSystem, parse_url
 from dsh_fs_sftp.testing import SftpScratch, SshServer
 
@@ -46,6 +46,16 @@ def test_a_bad_url_is_a_value_error_naming_it(url: str) -> None:
     with pytest.raises(ValueError, match="is not an sftp:// URL") as caught:
         SftpFileSystem.from_url(url)
     assert "secret" not in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["sftp://agent@box", "sftp://agent@box:2222"])
+def test_a_url_without_a_path_is_refused_never_the_remote_root(url: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        SftpFileSystem.from_url(url)
+    assert str(caught.value) == (
+        f'"{url}" has no path: name the remote directory of the workspace '
+        "(sftp://[user@]host[:port]/absolute/path)"
+    )
 
 
 def test_nothing_is_reached_at_construction() -> None:
@@ -255,6 +265,81 @@ async def test_versions_move_on_same_size_rewrites_within_one_second(
     info = await fs.stat(target)
     assert info is not None and info.version == versions[-1]
     assert info.modified_ns is not None and info.modified_ns % 1_000_000_000 == 0
+
+
+# -- versions that move within the second (git's "racily clean" rule) --------------------------
+
+
+async def test_a_same_size_change_in_the_second_of_the_read_is_refused_as_stale(
+    sftp_scratch: SftpScratch,
+) -> None:
+    sftp_scratch.put("f.txt", b"AAAA\n")
+    fs = sftp_scratch.fs
+    target = await fs.resolve("f.txt")
+    read = await fs.stat(target)
+    assert read is not None
+    sftp_scratch.rewrite_within_the_second("f.txt", b"BBBB\n")
+    with pytest.raises(FsError) as caught:
+        await fs.write_text(target, "mine\n", ReplaceIfVersion(read.version))
+    assert caught.value.code == FsErrorCode.FS_STALE_VERSION
+    assert str(caught.value) == (
+        f'cannot write "{target.display_path}": file changed since it was read'
+    )
+    assert sftp_scratch.get("f.txt") == b"BBBB\n"  # nothing the other writer wrote is lost
+    assert sftp_scratch.names() == ["f.txt"]
+
+
+async def test_a_same_size_change_in_the_second_of_the_read_fails_a_guarded_edit(
+    sftp_scratch: SftpScratch,
+) -> None:
+    sftp_scratch.put("f.txt", b"AAAA\n")
+    fs = sftp_scratch.fs
+    target = await fs.resolve("f.txt")
+    read = await fs.stat(target)
+    assert read is not None
+    sftp_scratch.rewrite_within_the_second("f.txt", b"BBBB\n")
+    with pytest.raises(FsError) as caught:
+        await fs.edit_text(target, FsEditRequest("BBBB", "CCCC"), EditGuard(read.version))
+    assert str(caught.value) == (
+        f'cannot edit "{target.display_path}": file changed since it was read'
+    )
+    assert sftp_scratch.get("f.txt") == b"BBBB\n"
+
+
+async def test_stat_list_lstat_and_the_write_agree_on_a_recent_file(
+    sftp_scratch: SftpScratch,
+) -> None:
+    fs = sftp_scratch.fs
+    target = await fs.resolve("d/f.txt")
+    written = await fs.write_text(target, "same size A\n")
+    info = await fs.stat(target)
+    path_info = await fs.lstat("d/f.txt")
+    [entry] = await fs.list_dir(await fs.resolve("d"), stat=True)
+    assert info is not None and path_info is not None
+    assert written.version == info.version == path_info.version == entry.version
+
+
+async def test_a_version_taken_in_the_window_still_guards_the_file_after_it(
+    sftp_scratch: SftpScratch,
+) -> None:
+    """The guard is recomputed the way its version was made: a digest version of an
+    unchanged file passes once the file is older than the window, a changed one fails."""
+    sftp_scratch.put("same.txt", b"AAAA\n")
+    sftp_scratch.put("changed.txt", b"AAAA\n")
+    fs = sftp_scratch.fs
+    same, changed = await fs.resolve("same.txt"), await fs.resolve("changed.txt")
+    recorded = [await fs.stat(same), await fs.stat(changed)]
+    sftp_scratch.rewrite_within_the_second("changed.txt", b"BBBB\n")
+    fs._remote.clock.observe(int(time.time()) + 60)  # a minute later, on the server
+    later = await fs.stat(same)
+    assert recorded[0] is not None and recorded[1] is not None and later is not None
+    assert later.version != recorded[0].version  # outside the window: no digest
+    await fs.write_text(same, "mine\n", ReplaceIfVersion(recorded[0].version))
+    assert sftp_scratch.get("same.txt") == b"mine\n"
+    with pytest.raises(FsError) as caught:
+        await fs.write_text(changed, "mine\n", ReplaceIfVersion(recorded[1].version))
+    assert caught.value.code == FsErrorCode.FS_STALE_VERSION
+    assert sftp_scratch.get("changed.txt") == b"BBBB\n"
 
 
 # -- serialization across clients --------------------------------------------------------------

@@ -8,8 +8,6 @@ from dsh_fs_sftp.testing import SftpScratch
 
 
 class TestSftpConformance(FileSystemContract):
-    timestamp_granularity = 1.0  # SFTP (version 3) carries whole seconds
-
     @pytest.fixture
     def scratch(self, sftp_scratch: SftpScratch) -> Scratch:
         return sftp_scratch

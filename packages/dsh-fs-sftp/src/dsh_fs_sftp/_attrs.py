@@ -5,19 +5,19 @@ from __future__ import annotations
 import asyncssh
 from dsh_fs import EntryType, FsInfo
 
-from ._walk import entry_type, kind_of
+from ._walk import entry_type
 
 State = tuple[EntryType, str] | None
 """What a write's intent check sees: the entry's type and version, ``None`` when absent."""
 
 
 def version_of(attrs: asyncssh.SFTPAttrs) -> str:
-    """The freshness token: size, whole-second mtime, mode and owner.
+    """The plain freshness token: size, whole-second mtime, mode and owner.
 
     SFTP (version 3, what OpenSSH speaks) gives whole seconds and no inode;
-    every write through this backend moves the mtime forward by at least one
-    second (see :func:`._publish.rewrite`), so no two states it writes share a
-    version.
+    a file changed in the last seconds also carries a digest of its content
+    (:mod:`._versions`). Every write through this backend also moves the mtime
+    forward by at least one second (see :func:`._publish.rewrite`).
     """
     return f"{attrs.size}:{attrs.mtime}:{attrs.permissions or 0:o}:{attrs.uid}:{attrs.gid}"
 
@@ -26,14 +26,7 @@ def modified_ns(attrs: asyncssh.SFTPAttrs) -> int | None:
     return None if attrs.mtime is None else int(attrs.mtime) * 1_000_000_000
 
 
-def state_of(attrs: asyncssh.SFTPAttrs | None) -> State:
-    if attrs is None:
-        return None
-    kind = kind_of(attrs)
-    return ("other" if kind == "symlink" else kind, version_of(attrs))
-
-
-def info_of(attrs: asyncssh.SFTPAttrs) -> FsInfo:
+def info_of(attrs: asyncssh.SFTPAttrs, version: str) -> FsInfo:
     kind = entry_type(attrs)
     size = attrs.size if kind == "file" else None
-    return FsInfo(version_of(attrs), kind, size, modified_ns(attrs))
+    return FsInfo(version, kind, size, modified_ns(attrs))

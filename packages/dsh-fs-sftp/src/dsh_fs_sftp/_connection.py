@@ -14,6 +14,8 @@ import asyncssh
 from dsh_fs import FsError, FsErrorCode
 from dsh_fs.preconditions import not_found
 
+from ._loop import finish, undone_if_cancelled
+from ._requests import close_and_remove
 from ._walk import io_error, kind_of
 
 LOST = (
@@ -92,6 +94,24 @@ async def probe_extensions(sftp: asyncssh.SFTPClient, directory: str) -> None:
             await handle.fsync()
     except asyncssh.SFTPOpUnsupported as exc:
         raise ConnectFailure(missing("fsync@openssh.com")) from exc
+
+
+async def server_clock(sftp: asyncssh.SFTPClient, directory: str) -> int | None:
+    """The server's clock (whole seconds): the mtime of a probe file created in ``directory``
+    and removed at once; ``None`` when it cannot be created there."""
+    probe = posixpath.join(directory, f".dsh-clock-{secrets.token_hex(8)}")
+    try:
+        handle = await undone_if_cancelled(
+            sftp.open(probe, "xb", asyncssh.SFTPAttrs(permissions=0o600)),
+            lambda handle: close_and_remove(sftp, handle, probe),
+        )
+    except asyncssh.SFTPError:
+        return None
+    try:
+        attrs = await handle.stat()
+    finally:
+        await finish(close_and_remove(sftp, handle, probe))
+    return None if attrs.mtime is None else int(attrs.mtime)
 
 
 async def canonical_root(sftp: asyncssh.SFTPClient, root: str) -> str:

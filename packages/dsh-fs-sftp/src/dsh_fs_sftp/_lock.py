@@ -36,7 +36,14 @@ from typing import Any, cast
 import asyncssh
 
 from ._loop import finish, run_to_end, undone_if_cancelled
-from ._requests import close_quietly, lstat_or_none, read_at, remove_if_present
+from ._requests import (
+    close_and_remove,
+    close_quietly,
+    lstat_or_none,
+    read_at,
+    remove_if_present,
+    remove_tree,
+)
 
 logger = logging.getLogger("dsh_fs_sftp")
 
@@ -130,7 +137,7 @@ class FileLocks:
             try:
                 lock = await undone_if_cancelled(
                     sftp.open(path, "xb", asyncssh.SFTPAttrs(permissions=0o600)),
-                    lambda handle: _close_and_remove(sftp, handle, path),
+                    lambda handle: close_and_remove(sftp, handle, path),
                 )
             except (asyncssh.SFTPFailure, asyncssh.SFTPFileAlreadyExists):
                 attrs = await lstat_or_none(sftp, path)
@@ -231,30 +238,35 @@ async def _read_token(sftp: asyncssh.SFTPClient, path: str) -> bytes:
         return b""
 
 
-async def _close_and_remove(
-    sftp: asyncssh.SFTPClient, handle: asyncssh.SFTPClientFile, path: str
-) -> None:
-    await close_quietly(handle)
-    await remove_if_present(sftp, path)
-
-
 def temporary_prefix(path: str) -> str:
     """``.<basename>.dsh-``: how the temporaries of ``path`` start (3.1's naming rule)."""
     return f".{posixpath.basename(path)}.dsh-"
 
 
+def temporary_name(path: str) -> str:
+    """``.<name>.dsh-<pid>-<8 hex>.tmp`` beside ``path`` (the naming rule of the local backend):
+    a write's temporary file, or the name a tree is renamed aside to before it is removed."""
+    name = f"{temporary_prefix(path)}{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    return posixpath.join(posixpath.dirname(path), name)
+
+
 async def sweep_temporaries(sftp: asyncssh.SFTPClient, path: str) -> None:
-    """Remove the temporaries of ``path`` a dead writer left (called while holding its lock,
-    where any temporary of ``path`` is stale by construction)."""
+    """Remove the temporaries of ``path`` a dead owner left: a write's temporary file, or a
+    tree renamed aside by a removal that did not finish (removed without following a link).
+
+    Called where the owner is known to be gone: after breaking the stale lock of ``path``
+    (its holder stopped for ``stale_after``), or on reconnection for a lock this backend
+    lost with its connection — in both cases holding no lock of ``path`` another client
+    could hold meanwhile.
+    """
     parent = posixpath.dirname(path)
     prefix = temporary_prefix(path)
     for entry in await sftp.readdir(parent):
         name = entry.filename
-        if (
-            isinstance(name, str)
-            and name.startswith(prefix)
-            and name.endswith(".tmp")
-            and entry.attrs.permissions is not None
-            and (entry.attrs.permissions & 0o170000) == 0o100000
-        ):
+        if not (isinstance(name, str) and name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        mode = (entry.attrs.permissions or 0) & 0o170000
+        if mode == 0o100000:
             await remove_if_present(sftp, posixpath.join(parent, name))
+        elif mode == 0o040000:
+            await remove_tree(sftp, posixpath.join(parent, name))

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import posixpath
-import secrets
 from collections.abc import Awaitable, Callable
 
 import asyncssh
 
-from ._attrs import State, state_of, version_of
+from ._attrs import State, version_of
 from ._connection import LOST
-from ._lock import FileLocks, Held, temporary_prefix
+from ._lock import FileLocks, Held, temporary_name
 from ._loop import finish, run_to_end, undone_if_cancelled
 from ._requests import close_quietly, lstat_or_none, read_at
+from ._versions import ServerClock, digest_of, guarded_state, with_digest
 from ._walk import kind_of
 
 
@@ -26,8 +24,16 @@ async def rewrite(
     held: Held,
     check: Callable[[State], None],
     plan: Callable[[bytes | None], bytes],
+    expected: str | None,
+    clock: ServerClock,
 ) -> tuple[str, bytes | None]:
     """Inside the lock: check again, read the previous bytes, publish the new ones.
+
+    The guard's version ``expected`` is checked on the attributes, and once
+    the previous bytes are in hand again on their digest when it carries
+    one (:func:`._versions.guarded_state`). The new version carries the
+    digest of the bytes written while the file is racy (it is, right after
+    the write), as a fresh ``stat`` would compute it.
 
     A temporary file beside the target (``.<name>.dsh-<pid>-<8 hex>.tmp``,
     created exclusively while the previous bytes are read) gets the bytes,
@@ -44,13 +50,13 @@ async def rewrite(
             await finish(close_quietly(old))
         raise attrs if isinstance(attrs, BaseException) else old  # type: ignore[misc]
     try:
-        check(state_of(attrs))
+        check(guarded_state(attrs, expected))
     except BaseException:
         if old is not None:
             await finish(close_quietly(old))
         raise
     mode = None if attrs is None else (attrs.permissions or 0) & 0o7777
-    temporary = _temporary_name(path)
+    temporary = temporary_name(path)
     previous: bytes | None = None
     # The temporary file is created while the previous bytes are read.
     creating = asyncio.ensure_future(_create(sftp, temporary, mode))
@@ -66,6 +72,8 @@ async def rewrite(
         await finish(_abandon(sftp, creating, temporary))
         raise
     try:
+        if previous is not None:
+            check(guarded_state(attrs, expected, previous))
         data = plan(previous)
         mtime = held.server_time
         if attrs is not None and attrs.mtime is not None:
@@ -79,7 +87,8 @@ async def rewrite(
         await finish(_discard(sftp, handle, temporary))
         raise
     release = locks.release_request(sftp, held)
-    version = await run_to_end(_commit(sftp, handle, temporary, path, written, release))
+    await run_to_end(_commit(sftp, handle, temporary, path, release))
+    version = with_digest(written, digest_of(data)) if clock.racy(written) else version_of(written)
     return version, previous
 
 
@@ -93,12 +102,6 @@ async def _abandon(
         await asyncio.wait([creating])
     if not creating.cancelled() and creating.exception() is None:
         await _discard(sftp, creating.result(), temporary)
-
-
-def _temporary_name(path: str) -> str:
-    """``.<name>.dsh-<pid>-<8 hex>.tmp`` beside ``path`` (the naming rule of the local backend)."""
-    name = f"{temporary_prefix(path)}{os.getpid()}-{secrets.token_hex(4)}.tmp"
-    return posixpath.join(posixpath.dirname(path), name)
 
 
 async def _create(
@@ -132,9 +135,8 @@ async def _commit(
     handle: asyncssh.SFTPClientFile,
     temporary: str,
     path: str,
-    attrs: asyncssh.SFTPAttrs,
     release: Awaitable[None],
-) -> str:
+) -> None:
     """Close, rename over the target and release the lock: one round trip."""
     _, renamed, _ = await asyncio.gather(
         handle.close(), sftp.posix_rename(temporary, path), release, return_exceptions=True
@@ -143,7 +145,6 @@ async def _commit(
         if not isinstance(renamed, LOST):
             await _discard(sftp, None, temporary)
         raise renamed
-    return version_of(attrs)
 
 
 async def _discard(

@@ -10,15 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import asyncssh
-from dsh_fs import FsDirEntry, FsError, FsInfo, FsPathInfo, FsTarget
+from dsh_fs import (
+    DeleteChange,
+    EntryGuard,
+    FsChange,
+    FsDirEntry,
+    FsError,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    MoveGuard,
+    PathType,
+)
 from dsh_fs.preconditions import not_directory, not_found, not_regular, parent_not_directory
 from dsh_fs.workspace import RootsOption, Workspace, is_beneath, outside_workspace
 
-from ._attrs import State, info_of, modified_ns, state_of, version_of
+from . import _entries
+from ._attrs import State, info_of, modified_ns
 from ._connection import (
     LOST,
     Address,
@@ -27,12 +39,14 @@ from ._connection import (
     lost,
     open_connection,
     probe_extensions,
+    server_clock,
     sftp_failure,
 )
 from ._lock import FileLocks
 from ._loop import finish
 from ._publish import make_directory, open_or_none, rewrite
 from ._requests import close_quietly, lstat_or_none, read_at
+from ._versions import ServerClock, file_version, guarded_state
 from ._walk import (
     LinkLoop,
     Outside,
@@ -70,8 +84,9 @@ class Remote:
         )
         self.workspace = self._given
         self._spellings: tuple[tuple[str, str], ...] = ()
-        self._walker = Walker(self._given)
+        self.walker = Walker(self._given)
         self.locks = FileLocks(stale_after)
+        self.clock = ServerClock()
         self._conn: asyncssh.SSHClientConnection | None = None
         self._sftp: asyncssh.SFTPClient | None = None
         self._opening: asyncio.Lock | None = None
@@ -122,9 +137,13 @@ class Remote:
         self._spellings = tuple(
             sorted(((g, c) for g, c in canonical.items() if g != c), key=lambda kv: -len(kv[0]))
         )
-        self._walker = Walker(self.workspace)
+        self.walker = Walker(self.workspace)
         if not given.read_only:
             await probe_extensions(sftp, named[0] if named else self.cwd)
+            writable = self.workspace.roots
+            now = await server_clock(sftp, writable[0] if writable else self.cwd)
+            if now is not None:
+                self.clock.observe(now)
 
     def drop(self) -> None:
         """Forget the connection (it dropped, or the backend closes)."""
@@ -193,7 +212,7 @@ class Remote:
     ) -> Spot | None:
         """The walk to ``path``; ``None`` when a parent segment is not a directory."""
         try:
-            return await self._walker.walk(sftp, path, follow=follow)
+            return await self.walker.walk(sftp, path, follow=follow)
         except Outside:
             raise outside_workspace(verb, display_path) from None
         except ParentNotDirectory:
@@ -219,7 +238,8 @@ class Remote:
             spot = await self.reach(sftp, target.target_key, "read", target.display_path)
             if spot is None or spot.attrs is None:
                 return None
-            return info_of(spot.attrs)
+            version, attrs = await file_version(sftp, spot.path, spot.attrs, self.clock)
+            return info_of(attrs, version)
 
         self.workspace.check("read", target.display_path, target.target_key, write=False)
         return await self.run("read", target.display_path, body)
@@ -230,10 +250,10 @@ class Remote:
             spot = await self.reach(sftp, path, "stat", display_path, follow=False)
             if spot is None or spot.attrs is None:
                 return None
-            attrs = spot.attrs
+            version, attrs = await file_version(sftp, spot.path, spot.attrs, self.clock)
             kind = kind_of(attrs)
             size = attrs.size if kind == "file" else None
-            return FsPathInfo(version_of(attrs), kind, size, modified_ns(attrs))
+            return FsPathInfo(version, kind, size, modified_ns(attrs))
 
         return await self.run("stat", display_path, body)
 
@@ -350,7 +370,7 @@ class Remote:
         link = kind_of(attrs) == "symlink"  # the entry itself, whatever it leads to
         if link:
             try:
-                spot = await self._walker.walk(sftp, key)
+                spot = await self.walker.walk(sftp, key)
             except (Outside, LinkLoop, ParentNotDirectory):
                 return FsDirEntry(name, "other", FsTarget(key, display), symlink=True)
             if spot.attrs is None:
@@ -359,11 +379,12 @@ class Remote:
         kind = entry_type(attrs)
         if not with_stat:
             return FsDirEntry(name, kind, FsTarget(key, display), symlink=link)
+        version, attrs = await file_version(sftp, key, attrs, self.clock)
         return FsDirEntry(
             name,
             kind,
             FsTarget(key, display),
-            version_of(attrs),
+            version,
             attrs.size if kind == "file" else None,
             modified_ns(attrs),
             symlink=link,
@@ -375,8 +396,10 @@ class Remote:
         target: FsTarget,
         check: Callable[[State], None],
         plan: Callable[[bytes | None], bytes],
+        expected: str | None,
     ) -> tuple[str, bytes | None]:
-        """The read-modify-write section of ``write_text`` / ``edit_text``.
+        """The read-modify-write section of ``write_text`` / ``edit_text`` (``expected``:
+        the version its guard names, if any).
 
         Reach the target (outside wins over read-only, both before anything
         else), check the intent on what is there, create missing parents,
@@ -391,7 +414,7 @@ class Remote:
             if spot is None:
                 raise parent_not_directory(verb, display_path)
             self.workspace.check(verb, display_path, spot.path, write=True)
-            check(state_of(spot.attrs))
+            check(guarded_state(spot.attrs, expected))
             for directory in spot.missing:
                 await make_directory(sftp, directory)
             path = spot.path
@@ -401,10 +424,42 @@ class Remote:
             if spot.attrs is not None and kind_of(spot.attrs) == "file":
                 along.append(open_or_none(sftp, path))
             async with self.locks.hold(sftp, path, *along) as held:
-                return await rewrite(self.locks, sftp, path, held, check, plan)
+                self.clock.observe(held.server_time)
+                return await rewrite(
+                    self.locks, sftp, path, held, check, plan, expected, self.clock
+                )
 
         self.workspace.check(verb, display_path, target.target_key, write=False)
         return await self.run(verb, display_path, body, mutation=True)
+
+    # -- removing and moving (in :mod:`._entries`) -------------------------------------
+
+    async def delete(
+        self, display_path: str, recursive: bool, guard: EntryGuard | None
+    ) -> PathType:
+        async def body(sftp: asyncssh.SFTPClient) -> PathType:
+            return await _entries.delete(self, sftp, display_path, recursive, guard)
+
+        return await self.run("delete", display_path, body, mutation=True)
+
+    async def move(
+        self, source: str, destination: str, replace: bool, guard: MoveGuard
+    ) -> tuple[PathType, str | None, bool]:
+        async def body(sftp: asyncssh.SFTPClient) -> tuple[PathType, str | None, bool]:
+            return await _entries.move(self, sftp, source, destination, replace, guard)
+
+        return await self.run("move", source, body, mutation=True)
+
+    async def apply_changes(
+        self, changes: Sequence[FsChange], plans: Sequence[Callable[[bytes | None], bytes]]
+    ) -> list[tuple[str, bytes | None] | PathType]:
+        first = changes[0]
+        verb = "delete" if isinstance(first, DeleteChange) else "write"
+
+        async def body(sftp: asyncssh.SFTPClient) -> list[tuple[str, bytes | None] | PathType]:
+            return await _entries.apply_changes(self, sftp, changes, plans)
+
+        return await self.run(verb, first.target.display_path, body, mutation=True)
 
 
 __all__ = ["Remote"]

@@ -8,23 +8,30 @@ import posixpath
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import anyio
 import anyio.lowlevel
 from anyio import from_thread, to_thread
 from dsh_fs import (
     EditGuard,
+    EntryGuard,
     FileSystem,
+    FsChange,
+    FsDeleteOutcome,
     FsDirEntry,
     FsEditOutcome,
     FsEditRequest,
     FsError,
     FsErrorCode,
     FsInfo,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsWriteOutcome,
+    MoveGuard,
+    PathType,
+    ReplaceIfVersion,
+    WriteChange,
     WriteIntent,
 )
 from dsh_fs.locks import TargetLocks
@@ -46,8 +53,7 @@ from ._lock import STALE_AFTER
 from ._loop import SshLoop
 from ._remote import Remote
 from ._requests import close_quietly
-
-DEFAULT_PORT = 22
+from ._url import DEFAULT_PORT, display_path_of, parse_url
 
 
 class SftpFileSystem(FileSystem):
@@ -125,7 +131,8 @@ class SftpFileSystem(FileSystem):
 
         ``options`` are the constructor's keywords (``client_keys``,
         ``known_hosts``, ``roots`` …). A URL that is not of that form raises
-        ``ValueError``.
+        ``ValueError`` — also one without a path (``sftp://user@host``): a
+        workspace is never implied.
         """
         host, port, username, path = parse_url(url)
         return cls(host, port=port, username=username, cwd=path, **options)
@@ -250,17 +257,14 @@ class SftpFileSystem(FileSystem):
             return encode_text(content, "write", display_path)
 
         def outcome(done: tuple[str, bytes | None]) -> FsWriteOutcome:
-            version, previous = done
-            return FsWriteOutcome(
-                operation="create" if previous is None else "update",
-                version=version,
-                before=None if previous is None else decode_previous(previous),
-                after=written_text(content),
-            )
+            return _write_outcome(content, done)
 
         await anyio.lowlevel.checkpoint_if_cancelled()
         async with self._locks.hold(target.target_key):
-            return await self._ssh.run(self._remote.mutate("write", target, check, plan), outcome)
+            guard = expected.version if isinstance(expected, ReplaceIfVersion) else None
+            return await self._ssh.run(
+                self._remote.mutate("write", target, check, plan, guard), outcome
+            )
 
     async def edit_text(
         self, target: FsTarget, edit: FsEditRequest, expected: EditGuard | None = None
@@ -279,11 +283,85 @@ class SftpFileSystem(FileSystem):
         await anyio.lowlevel.checkpoint_if_cancelled()
         async with self._locks.hold(target.target_key):
             done: tuple[str, bytes | None] = await self._ssh.run(
-                self._remote.mutate("edit", target, check, plan)
+                self._remote.mutate(
+                    "edit", target, check, plan, None if expected is None else expected.version
+                )
             )
         version = done[0]
         result = applied[-1]
         return FsEditOutcome(version, result.before, result.after, result.replacements)
+
+    async def delete(
+        self, target: FsTarget, *, recursive: bool = False, expected: EntryGuard | None = None
+    ) -> FsDeleteOutcome:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        async with self._locks.hold(target.target_key):
+            kind: PathType = await self._ssh.run(
+                self._remote.delete(target.display_path, recursive, expected)
+            )
+        return FsDeleteOutcome(kind)
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        *,
+        replace: bool = False,
+        expected: MoveGuard | None = None,
+    ) -> FsMoveOutcome:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        async with self._locks.hold_all([source.target_key, destination.target_key]):
+            moved: tuple[PathType, str | None, bool] = await self._ssh.run(
+                self._remote.move(
+                    source.display_path,
+                    destination.display_path,
+                    replace,
+                    expected or MoveGuard(),
+                )
+            )
+        return FsMoveOutcome(*moved)
+
+    async def apply_changes(
+        self, changes: Sequence[FsChange]
+    ) -> list[FsWriteOutcome | FsDeleteOutcome]:
+        """Every target's lock (in this process, then on the server) held at once, taken in
+        sorted order; every guard checked again under them; then each change published."""
+        keys = [change.target.target_key for change in changes]
+        if len(set(keys)) != len(keys):
+            raise ValueError("apply_changes: two changes of one target")
+        if not changes:
+            return []
+        plans = [_plan_of(change) for change in changes]
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        async with self._locks.hold_all(keys):
+            done: list[tuple[str, bytes | None] | PathType] = await self._ssh.run(
+                self._remote.apply_changes(changes, plans)
+            )
+        outcomes: list[FsWriteOutcome | FsDeleteOutcome] = []
+        for change, result in zip(changes, done, strict=True):
+            if isinstance(change, WriteChange):
+                assert isinstance(result, tuple)
+                outcomes.append(_write_outcome(change.content, result))
+            else:
+                assert not isinstance(result, tuple)
+                outcomes.append(FsDeleteOutcome(result))
+        return outcomes
+
+
+def _write_outcome(content: str, done: tuple[str, bytes | None]) -> FsWriteOutcome:
+    version, previous = done
+    return FsWriteOutcome(
+        operation="create" if previous is None else "update",
+        version=version,
+        before=None if previous is None else decode_previous(previous),
+        after=written_text(content),
+    )
+
+
+def _plan_of(change: FsChange) -> Callable[[bytes | None], bytes]:
+    """The new bytes of a write of a batch (a removal has none)."""
+    content, display_path = getattr(change, "content", ""), change.target.display_path
+    return lambda previous: encode_text(content, "write", display_path)
 
 
 class _Budget:
@@ -393,40 +471,6 @@ class _RemoteSource:
         handle, loop = self._handle, self._ssh.loop
         if not loop.is_closed():
             loop.call_soon_threadsafe(lambda: loop.create_task(close_quietly(handle)))
-
-
-def display_path_of(path: str, cwd: str) -> str:
-    """The absolute, normalized remote path of ``path`` relative to ``cwd`` (as 3.1 says)."""
-    if not path or not path.strip():
-        raise FsError("file_path must be a non-empty string", FsErrorCode.FS_NOT_FOUND)
-    display_path = posixpath.normpath(posixpath.join(cwd, path))
-    if display_path.startswith("//"):
-        display_path = "/" + display_path.lstrip("/")
-    if "\0" in path:
-        raise FsError.cannot(
-            "resolve", display_path, "path contains a NUL byte", FsErrorCode.FS_NOT_FOUND
-        )
-    return display_path
-
-
-def parse_url(url: str) -> tuple[str, int, str | None, str]:
-    """``(host, port, username, path)`` of ``sftp://[user@]host[:port]/abs/path``."""
-    parts = urlsplit(url)
-    if parts.password is not None:  # never repeated: the message would print it
-        shown = url.replace(f":{parts.password}@", ":***@", 1)
-        raise ValueError(f'"{shown}" is not an sftp:// URL: a password does not belong in it')
-    problem = f'"{url}" is not an sftp:// URL (sftp://[user@]host[:port]/absolute/path)'
-    if parts.scheme != "sftp" or not parts.hostname or parts.query or parts.fragment:
-        raise ValueError(problem)
-    try:
-        port = parts.port or DEFAULT_PORT
-    except ValueError:
-        raise ValueError(f"{problem}: bad port") from None
-    path = unquote(parts.path) or "/"
-    if not path.startswith("/"):
-        raise ValueError(problem)
-    username = unquote(parts.username) if parts.username else None
-    return parts.hostname, port, username, path
 
 
 def sftp_backend(

@@ -49,7 +49,8 @@ class ContractBase:
     ``timestamp_granularity`` is not a capability but a fact the kit needs:
     rule 4 asks a version to move on a same-size change made behind the
     backend's back *beyond* the timestamp granularity, so that test waits
-    longer than it (a remote backend that sees whole seconds sets ``1.0``).
+    longer than it. Coarse times alone do not need it: the SFTP backend sees
+    whole seconds and adds a digest to the version of a recent file instead.
 
     **Event loops.** The contract tests are ``@pytest.mark.anyio`` tests and run under the
     ``anyio_backend`` fixture of the project that runs them. anyio's own
@@ -66,8 +67,8 @@ class ContractBase:
     supports_special_files: ClassVar[bool] = True
     supports_hard_links: ClassVar[bool] = True
     timestamp_granularity: ClassVar[float] = 0.0
-    """Seconds between two modification times the backend can tell apart (``1.0`` for
-    SFTP's whole seconds): a test of a change behind the backend's back waits that long."""
+    """Seconds between two states of a file the backend cannot tell apart (``0.0``: it
+    always can): a test of a change behind the backend's back waits that long."""
 
     @pytest.fixture(autouse=True)
     def _skip_without_required_capabilities(self, request: pytest.FixtureRequest) -> None:
