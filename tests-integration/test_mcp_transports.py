@@ -64,11 +64,25 @@ def entered(name):
 
 
 class SlowFileSystem(LocalFileSystem):
+    """Listing ``slow/`` waits. Search goes through the seam (no held directory for
+    the native path), and lists directories with ``list_dirs`` or ``list_dir``."""
+
+    async def hold_directory(self, target, *, verb):
+        return None
+
     async def list_dir(self, target, *, stat=False):
+        await self._wait_at(target)
+        return await super().list_dir(target, stat=stat)
+
+    async def list_dirs(self, targets, *, stat=False):
+        for target in targets:
+            await self._wait_at(target)
+        return await super().list_dirs(targets, stat=stat)
+
+    async def _wait_at(self, target):
         if target.display_path.rstrip("/").endswith("/slow"):
             entered("list_dir")
             await anyio.sleep(120)
-        return await super().list_dir(target, stat=stat)
 
 
 class SlowPlugin:
