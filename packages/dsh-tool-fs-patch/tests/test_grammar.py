@@ -166,6 +166,13 @@ def test_a_line_without_a_prefix_after_at_at_is_unexpected() -> None:
     )
 
 
+def test_an_unexpected_first_line_without_at_at_is_numbered_as_itself() -> None:
+    assert error_of(patch("*** Update File: f", "bad")) == (
+        "invalid hunk at line 3, Unexpected line found in update hunk: 'bad'. Every line "
+        "should start with ' ' (context line), '+' (added line), or '-' (removed line)"
+    )
+
+
 def test_two_at_at_lines_in_a_row_are_refused_as_codex_does() -> None:
     assert error_of(patch("*** Update File: f", "@@ class A", "@@ def m():", "-a")) == (
         "invalid hunk at line 4, Unexpected line found in update hunk: '@@ def m():'. Every "

@@ -249,7 +249,7 @@ def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, 
             raise PatchSyntaxError(
                 f"Unexpected line found in update hunk: '{line}'. Every line should start "
                 "with ' ' (context line), '+' (added line), or '-' (removed line)",
-                number + 1,
+                number + start,
             )
         else:
             break  # the start of the next chunk
