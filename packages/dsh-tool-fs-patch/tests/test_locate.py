@@ -98,8 +98,8 @@ def test_a_chunk_without_old_lines_appends_at_the_end() -> None:
     assert apply_chunks("a\nb\n", [chunk([], ["c"], "a")], "f") == "a\nb\nc\n"
 
 
-def test_an_appended_line_goes_before_a_final_empty_line() -> None:
-    assert apply_chunks("a\n\n", [chunk([], ["c"])], "f") == "a\nc\n\n"
+def test_an_appended_line_goes_after_a_final_empty_line_as_codex_does() -> None:
+    assert apply_chunks("a\n\n", [chunk([], ["c"])], "f") == "a\n\nc\n"
 
 
 def test_a_final_empty_old_line_that_is_not_there_stands_for_the_final_newline() -> None:
@@ -189,10 +189,7 @@ def _crlf(text: str) -> bool:
 def test_a_pure_addition_keeps_every_existing_byte(lines: list[str], added: list[str]) -> None:
     text = "".join(line + "\n" for line in lines)
     result = apply_chunks(text, [Chunk(None, (), tuple(added))], "f")
-    if lines and lines[-1] == "":
-        assert result == text[:-1] + "".join(a + "\n" for a in added) + "\n"
-    else:
-        assert result == text + "".join(a + "\n" for a in added)
+    assert result == text + "".join(a + "\n" for a in added)
 
 
 def test_context_lines_stay_as_the_file_has_them() -> None:

@@ -8,8 +8,8 @@ each at or after the end of the previous one (forward only): its ``@@
 ignoring trailing whitespace, ignoring surrounding whitespace, then with
 typographic dashes, quotes and odd spaces read as their ASCII forms; the
 first position that matches wins. ``*** End of File`` makes a chunk match the
-file's last lines; a chunk with no old lines appends at the end (before a
-final empty line, as Codex). When the old lines end with an empty line that
+file's last lines; a chunk with no old lines appends at the end (after a
+final empty line too, as Codex). When the old lines end with an empty line that
 is not there, they are sought again without it (the empty line stood for the
 file's final newline).
 
@@ -112,8 +112,7 @@ def locate(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> list[Rep
                 raise LocateError(f"Failed to find context '{chunk.anchor}' in {path}")
             at = found + 1
         if not chunk.old:
-            end = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-            replacements.append(Replacement(end, (), chunk.new))
+            replacements.append(Replacement(len(lines), (), chunk.new))
             continue
         old, new = chunk.old, chunk.new
         found = seek(lines, old, at, chunk.end_of_file)
