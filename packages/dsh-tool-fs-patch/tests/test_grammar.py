@@ -70,9 +70,25 @@ def test_an_empty_line_inside_a_chunk_is_an_empty_context_line() -> None:
     ]
 
 
-def test_blank_lines_between_chunks_are_skipped() -> None:
+def test_blank_lines_after_end_of_file_are_skipped() -> None:
+    text = patch("*** Update File: f", "@@", "-a", "*** End of File", "", " \t", "@@", "+b")
+    assert parse_patch(text) == [
+        UpdateFile("f", (Chunk(None, ("a",), (), True), Chunk(None, (), ("b",))))
+    ]
+
+
+def test_a_line_of_spaces_opening_an_update_is_a_context_line() -> None:
     text = patch("*** Update File: f", "   ", "@@", "-a", "+b")
-    assert parse_patch(text) == [UpdateFile("f", (Chunk(None, ("a",), ("b",)),))]
+    assert parse_patch(text) == [
+        UpdateFile("f", (Chunk(None, ("  ",), ("  ",)), Chunk(None, ("a",), ("b",))))
+    ]
+
+
+def test_a_blank_line_after_a_chunk_is_not_skipped() -> None:
+    assert error_of(patch("*** Update File: f", "@@", "-a", "\t", "@@", "+b")) == (
+        "invalid hunk at line 5, Expected update hunk to start with a @@ context marker, "
+        "got: '\t'"
+    )
 
 
 def test_end_of_file_closes_a_chunk_and_anchors_it_at_the_end() -> None:

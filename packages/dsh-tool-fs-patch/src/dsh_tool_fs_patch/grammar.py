@@ -13,8 +13,8 @@ Codex's leniency is kept, rule for rule: the patch is trimmed of surrounding
 whitespace and split into lines (a ``\\r`` before each ``\\n`` dropped); the
 envelope and operation markers are compared trimmed; a heredoc wrapper
 (``<<EOF``, ``<<'EOF'`` or ``<<"EOF"`` … ``EOF``) is stripped; blank lines
-between chunks are skipped; an empty line inside a chunk is an empty context
-line. Failures are :class:`PatchSyntaxError` with Codex's wording
+after an ``*** End of File`` line are skipped; an empty line inside a chunk
+is an empty context line (and a line of spaces a context line of the rest). Failures are :class:`PatchSyntaxError` with Codex's wording
 (``invalid patch: …``, ``invalid hunk at line <n>, …``), line numbers
 counted from the ``*** Begin Patch`` line as 1.
 """
@@ -196,8 +196,8 @@ def parse_update_body(lines: list[str], number: int) -> tuple[list[Chunk], int]:
     used = 0
     while used < len(lines):
         line = lines[used]
-        if not trim(line):
-            used += 1  # a blank line between chunks
+        if chunks and chunks[-1].end_of_file and not trim(line):
+            used += 1  # a blank line after an *** End of File line
             continue
         if line.startswith("*"):
             break
