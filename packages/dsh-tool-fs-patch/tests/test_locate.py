@@ -106,6 +106,11 @@ def test_a_final_empty_old_line_that_is_not_there_stands_for_the_final_newline()
     assert apply_chunks("a\nb\n", [chunk(["b", ""], ["B", ""])], "f") == "a\nB\n"
 
 
+def test_end_of_file_lines_before_the_anchor_are_not_found() -> None:
+    found = failure("alpha\nalpha\n", chunk(["alpha", "alpha"], [], "alpha", eof=True))
+    assert found == "Failed to find expected lines in f.txt:\nalpha\nalpha"
+
+
 def test_end_of_file_replaces_the_last_lines() -> None:
     text = "end\nmiddle\nend\n"
     assert apply_chunks(text, [chunk(["end"], ["END"], eof=True)], "f") == "end\nmiddle\nEND\n"

@@ -83,7 +83,7 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, eof: bool) ->
     if len(pattern) > len(lines):
         return None
     last = len(lines) - len(pattern)
-    first = last if eof else start
+    first = max(start, last) if eof else start
     size = len(pattern)
     for form in _PASSES:
         if form is None:
