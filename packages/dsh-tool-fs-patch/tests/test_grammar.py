@@ -86,8 +86,7 @@ def test_a_line_of_spaces_opening_an_update_is_a_context_line() -> None:
 
 def test_a_blank_line_after_a_chunk_is_not_skipped() -> None:
     assert error_of(patch("*** Update File: f", "@@", "-a", "\t", "@@", "+b")) == (
-        "invalid hunk at line 5, Expected update hunk to start with a @@ context marker, "
-        "got: '\t'"
+        "invalid hunk at line 5, Expected update hunk to start with a @@ context marker, got: '\t'"
     )
 
 
@@ -194,6 +193,18 @@ def test_two_at_at_lines_in_a_row_are_refused_as_codex_does() -> None:
         "invalid hunk at line 4, Unexpected line found in update hunk: '@@ def m():'. Every "
         "line should start with ' ' (context line), '+' (added line), or '-' (removed line)"
     )
+
+
+def test_a_move_to_path_is_read_without_trailing_whitespace() -> None:
+    text = patch("*** Update File: a", "*** Move to:  b  ", "@@", "-x")
+    assert parse_patch(text) == [UpdateFile("a", (Chunk(None, ("x",), ()),), " b")]
+
+
+def test_a_move_to_line_padded_in_front_is_a_context_line() -> None:
+    text = patch("*** Update File: a", " *** Move to: b", "-x")
+    assert parse_patch(text) == [
+        UpdateFile("a", (Chunk(None, ("*** Move to: b", "x"), ("*** Move to: b",)),))
+    ]
 
 
 def test_line_numbers_count_from_begin_patch_across_operations() -> None:

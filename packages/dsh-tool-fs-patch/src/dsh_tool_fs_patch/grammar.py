@@ -11,7 +11,8 @@ A patch is ``*** Begin Patch`` … ``*** End Patch`` around operations:
 
 Codex's leniency is kept, rule for rule: the patch is trimmed of surrounding
 whitespace and split into lines (a ``\\r`` before each ``\\n`` dropped); the
-envelope and operation markers are compared trimmed; a heredoc wrapper
+envelope and operation markers are compared trimmed (but ``*** Move to:``
+must open its line; its path is taken without trailing whitespace); a heredoc wrapper
 (``<<EOF``, ``<<'EOF'`` or ``<<"EOF"`` … ``EOF``) is stripped; blank lines
 after an ``*** End of File`` line are skipped; an empty line inside a chunk
 is an empty context line (and a line of spaces a context line of the rest). Failures are :class:`PatchSyntaxError` with Codex's wording
@@ -164,8 +165,8 @@ def _parse_operation(lines: list[str], number: int) -> tuple[Operation, int]:
         path = header[len(UPDATE) :]
         rest = lines[1:]
         move_to = None
-        if rest and trim(rest[0]).startswith(MOVE_TO):
-            move_to = trim(rest[0])[len(MOVE_TO) :]
+        if rest and rest[0].startswith(MOVE_TO):  # not padded in front, as Codex reads it
+            move_to = rest[0][len(MOVE_TO) :].rstrip(WHITESPACE)
             rest = rest[1:]
         head = len(lines) - len(rest)
         chunks, used = parse_update_body(rest, number + head)
