@@ -207,6 +207,18 @@ def test_a_move_to_line_padded_in_front_is_a_context_line() -> None:
     ]
 
 
+def test_an_at_at_line_is_read_without_trailing_whitespace() -> None:
+    text = patch("*** Update File: f", "@@ \t", "-a", "@@   def m():  ", "-b")
+    assert parse_patch(text) == [
+        UpdateFile("f", (Chunk(None, ("a",), ()), Chunk("  def m():", ("b",), ())))
+    ]
+
+
+def test_an_at_at_line_padded_in_front_is_a_context_line() -> None:
+    text = patch("*** Update File: f", " @@", "-a")
+    assert parse_patch(text) == [UpdateFile("f", (Chunk(None, ("@@", "a"), ("@@",)),))]
+
+
 def test_line_numbers_count_from_begin_patch_across_operations() -> None:
     text = patch("*** Add File: a", "+x", "+y", "*** Update File: b", "*** Move to: c", "@@", "z")
     assert error_of(text).startswith("invalid hunk at line 8, Unexpected line")

@@ -209,7 +209,7 @@ def parse_update_body(lines: list[str], number: int) -> tuple[list[Chunk], int]:
 
 
 def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, int]:
-    head = lines[0]
+    head = lines[0].rstrip(WHITESPACE)  # Codex reads an @@ line without trailing whitespace
     anchor: str | None = None
     start = 1
     if head == "@@":
@@ -220,7 +220,7 @@ def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, 
         start = 0  # the first chunk of an update may omit its @@ line
     else:
         raise PatchSyntaxError(
-            f"Expected update hunk to start with a @@ context marker, got: '{head}'", number
+            f"Expected update hunk to start with a @@ context marker, got: '{lines[0]}'", number
         )
     if start >= len(lines):
         raise PatchSyntaxError(_EMPTY_CHUNK, number + 1)
