@@ -12,10 +12,12 @@ A patch is ``*** Begin Patch`` … ``*** End Patch`` around operations:
 Codex's leniency is kept, rule for rule: the patch is trimmed of surrounding
 whitespace and split into lines (a ``\\r`` before each ``\\n`` dropped); the
 envelope and operation markers are compared trimmed (but ``*** Move to:``
-must open its line; its path is taken without trailing whitespace); a heredoc wrapper
+must open its line, and its path is read without trailing whitespace); an
+``@@`` line is read without trailing whitespace; a heredoc wrapper
 (``<<EOF``, ``<<'EOF'`` or ``<<"EOF"`` … ``EOF``) is stripped; blank lines
 after an ``*** End of File`` line are skipped; an empty line inside a chunk
-is an empty context line (and a line of spaces a context line of the rest). Failures are :class:`PatchSyntaxError` with Codex's wording
+is an empty context line (and a line of spaces a context line of the rest).
+Failures are :class:`PatchSyntaxError` with Codex's wording
 (``invalid patch: …``, ``invalid hunk at line <n>, …``), line numbers
 counted from the ``*** Begin Patch`` line as 1.
 """
