@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from dsh_tool_fs_patch import Chunk, LocateError, apply_chunks
+from dsh_tool_fs_patch import Chunk, LocateError, UpdateFile, apply_chunks, parse_patch
 from dsh_tool_fs_patch.locate import file_lines, seek
 from hypothesis import given
 from hypothesis import strategies as st
@@ -195,6 +195,16 @@ def test_a_pure_addition_keeps_every_existing_byte(lines: list[str], added: list
     text = "".join(line + "\n" for line in lines)
     result = apply_chunks(text, [Chunk(None, (), tuple(added))], "f")
     assert result == text + "".join(a + "\n" for a in added)
+
+
+def test_each_context_line_is_the_file_line_it_matched() -> None:
+    text = "\n".join(["*** Begin Patch", "*** Update File: f", "@@", " x = 1  ", "+alpha",
+                      " x = 1  ", " alpha", "*** End Patch"])  # fmt: skip
+    (update,) = parse_patch(text)
+    assert isinstance(update, UpdateFile)
+    assert (
+        apply_chunks("x = 1\nx = 1\nalpha\n", update.chunks, "f") == "x = 1\nalpha\nx = 1\nalpha\n"
+    )
 
 
 def test_context_lines_stay_as_the_file_has_them() -> None:

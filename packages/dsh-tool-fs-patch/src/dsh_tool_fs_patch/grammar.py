@@ -24,7 +24,7 @@ counted from the ``*** Begin Patch`` line as 1.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 __all__ = [
@@ -86,6 +86,9 @@ class Chunk:
     old: tuple[str, ...]
     new: tuple[str, ...]
     end_of_file: bool = False
+    context: tuple[tuple[int, int], ...] | None = field(default=None, compare=False)
+    """Where each context line is: ``(i, j)`` for ``old[i]`` that is ``new[j]`` (the
+    parser gives it; ``None``: not known, context is then found by comparing the lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +231,7 @@ def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, 
         raise PatchSyntaxError(_EMPTY_CHUNK, number + 1)
     old: list[str] = []
     new: list[str] = []
+    context: list[tuple[int, int]] = []
     end_of_file = False
     taken = 0
     for line in lines[start:]:
@@ -238,10 +242,8 @@ def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, 
             taken += 1
             break
         kind, text = line[:1], line[1:]
-        if kind == "":  # an empty line is an empty context line
-            old.append("")
-            new.append("")
-        elif kind == " ":
+        if kind in ("", " "):  # an empty line is an empty context line
+            context.append((len(old), len(new)))
             old.append(text)
             new.append(text)
         elif kind == "+":
@@ -257,4 +259,4 @@ def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, 
         else:
             break  # the start of the next chunk
         taken += 1
-    return Chunk(anchor, tuple(old), tuple(new), end_of_file), start + taken
+    return Chunk(anchor, tuple(old), tuple(new), end_of_file, tuple(context)), start + taken
