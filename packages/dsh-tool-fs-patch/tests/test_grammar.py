@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from dsh_tool_fs_patch import AddFile, Chunk, DeleteFile, PatchSyntaxError, UpdateFile, parse_patch
+from dsh_tool_fs_patch.grammar import WHITESPACE
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -241,7 +242,8 @@ _path = _text.map(lambda s: "p" + s.strip() + "q")
 @st.composite
 def _chunks(draw: st.DrawFn) -> Chunk:
     kinds = draw(st.lists(st.tuples(st.sampled_from(" +-"), _text), min_size=1, max_size=8))
-    anchor = draw(st.one_of(st.none(), _text.map(lambda s: s or "x")))
+    # an @@ line is read without trailing whitespace: an anchor never ends with any
+    anchor = draw(st.one_of(st.none(), _text.map(lambda s: s.rstrip(WHITESPACE) + "x")))
     old = tuple(text for kind, text in kinds if kind in " -")
     new = tuple(text for kind, text in kinds if kind in " +")
     return Chunk(anchor, old, new, draw(st.booleans()))
