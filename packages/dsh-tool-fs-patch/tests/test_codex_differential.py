@@ -37,7 +37,7 @@ from codex_reference import CODEX_VERSION, CodexOutcome, install_codex, run_code
 from dsh_fs_local.testing import LocalScratch
 from dsh_fs_memory import MemoryScratch
 from dsh_tool_fs import TOOLS, Session, ToolFs
-from dsh_tool_fs_patch import APPLY_PATCH, PatchSyntaxError, UpdateFile, parse_patch
+from dsh_tool_fs_patch import APPLY_PATCH, AddFile, PatchSyntaxError, UpdateFile, parse_patch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -206,15 +206,19 @@ def without_bom(files: dict[str, bytes], patch: str, ours: Ours, used: set[str])
     the files without theirs: with it, it does not find their first line)."""
     try:
         made_from = origins(files, patch)
+        added = {op.path for op in parse_patch(patch) if isinstance(op, AddFile)}
     except PatchSyntaxError:
-        made_from = {}
+        made_from, added = {}, set()
     after = dict(ours.files)
     for path, data in ours.files.items():
         origin = made_from.get(path, files.get(path))
-        if origin is not None and origin.startswith(BOM):
-            assert data.startswith(BOM), f"{path} lost its BOM"
+        if origin is None or not origin.startswith(BOM):
+            continue
+        if data.startswith(BOM):
             used.add("bom")
             after[path] = data[len(BOM) :]
+        else:
+            assert path in added, f"{path} lost its BOM"
     return Ours(ours.text, ours.error, after, ours.root)
 
 
@@ -465,11 +469,14 @@ def patch_case(draw: st.DrawFn) -> tuple[dict[str, bytes], str]:
     files = {name: draw(small_file()) for name in names}
     sections: list[str] = []
     for name in names:
-        kind = draw(st.sampled_from(["update", "update", "update", "delete", "keep"]))
+        kind = draw(st.sampled_from(["update", "update", "update", "delete", "add", "keep"]))
         if kind == "update":
             sections += draw(update_section(name, files[name]))
         elif kind == "delete":
             sections.append(f"*** Delete File: {name}")
+        elif kind == "add":  # over the existing file
+            sections += [f"*** Add File: {name}", *draw(st.lists(st.sampled_from(WORDS)).map(
+                lambda words: ["+" + w for w in words]))]  # fmt: skip
     if draw(st.booleans()):
         sections += [
             "*** Add File: new.txt",
@@ -482,6 +489,8 @@ def patch_case(draw: st.DrawFn) -> tuple[dict[str, bytes], str]:
     text = envelope(*sections)
     if draw(st.integers(0, 9)) == 0:
         text = f"<<EOF\n{text}\nEOF"
+    if draw(st.integers(0, 9)) == 0:
+        text = text.replace("\n", "\r\n")  # a patch written with CRLF
     return files, text
 
 
