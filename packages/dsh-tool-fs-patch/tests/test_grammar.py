@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from dsh_tool_fs_patch import AddFile, Chunk, DeleteFile, PatchSyntaxError, UpdateFile, parse_patch
+from dsh_tool_fs_patch.grammar import WHITESPACE
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -70,9 +71,24 @@ def test_an_empty_line_inside_a_chunk_is_an_empty_context_line() -> None:
     ]
 
 
-def test_blank_lines_between_chunks_are_skipped() -> None:
+def test_blank_lines_after_end_of_file_are_skipped() -> None:
+    text = patch("*** Update File: f", "@@", "-a", "*** End of File", "", " \t", "@@", "+b")
+    assert parse_patch(text) == [
+        UpdateFile("f", (Chunk(None, ("a",), (), True), Chunk(None, (), ("b",))))
+    ]
+
+
+def test_a_line_of_spaces_opening_an_update_is_a_context_line() -> None:
     text = patch("*** Update File: f", "   ", "@@", "-a", "+b")
-    assert parse_patch(text) == [UpdateFile("f", (Chunk(None, ("a",), ("b",)),))]
+    assert parse_patch(text) == [
+        UpdateFile("f", (Chunk(None, ("  ",), ("  ",)), Chunk(None, ("a",), ("b",))))
+    ]
+
+
+def test_a_blank_line_after_a_chunk_is_not_skipped() -> None:
+    assert error_of(patch("*** Update File: f", "@@", "-a", "\t", "@@", "+b")) == (
+        "invalid hunk at line 5, Expected update hunk to start with a @@ context marker, got: '\t'"
+    )
 
 
 def test_end_of_file_closes_a_chunk_and_anchors_it_at_the_end() -> None:
@@ -166,11 +182,42 @@ def test_a_line_without_a_prefix_after_at_at_is_unexpected() -> None:
     )
 
 
+def test_an_unexpected_first_line_without_at_at_is_numbered_as_itself() -> None:
+    assert error_of(patch("*** Update File: f", "bad")) == (
+        "invalid hunk at line 3, Unexpected line found in update hunk: 'bad'. Every line "
+        "should start with ' ' (context line), '+' (added line), or '-' (removed line)"
+    )
+
+
 def test_two_at_at_lines_in_a_row_are_refused_as_codex_does() -> None:
     assert error_of(patch("*** Update File: f", "@@ class A", "@@ def m():", "-a")) == (
         "invalid hunk at line 4, Unexpected line found in update hunk: '@@ def m():'. Every "
         "line should start with ' ' (context line), '+' (added line), or '-' (removed line)"
     )
+
+
+def test_a_move_to_path_is_read_without_trailing_whitespace() -> None:
+    text = patch("*** Update File: a", "*** Move to:  b  ", "@@", "-x")
+    assert parse_patch(text) == [UpdateFile("a", (Chunk(None, ("x",), ()),), " b")]
+
+
+def test_a_move_to_line_padded_in_front_is_a_context_line() -> None:
+    text = patch("*** Update File: a", " *** Move to: b", "-x")
+    assert parse_patch(text) == [
+        UpdateFile("a", (Chunk(None, ("*** Move to: b", "x"), ("*** Move to: b",)),))
+    ]
+
+
+def test_an_at_at_line_is_read_without_trailing_whitespace() -> None:
+    text = patch("*** Update File: f", "@@ \t", "-a", "@@   def m():  ", "-b")
+    assert parse_patch(text) == [
+        UpdateFile("f", (Chunk(None, ("a",), ()), Chunk("  def m():", ("b",), ())))
+    ]
+
+
+def test_an_at_at_line_padded_in_front_is_a_context_line() -> None:
+    text = patch("*** Update File: f", " @@", "-a")
+    assert parse_patch(text) == [UpdateFile("f", (Chunk(None, ("@@", "a"), ("@@",)),))]
 
 
 def test_line_numbers_count_from_begin_patch_across_operations() -> None:
@@ -195,7 +242,8 @@ _path = _text.map(lambda s: "p" + s.strip() + "q")
 @st.composite
 def _chunks(draw: st.DrawFn) -> Chunk:
     kinds = draw(st.lists(st.tuples(st.sampled_from(" +-"), _text), min_size=1, max_size=8))
-    anchor = draw(st.one_of(st.none(), _text.map(lambda s: s or "x")))
+    # an @@ line is read without trailing whitespace: an anchor never ends with any
+    anchor = draw(st.one_of(st.none(), _text.map(lambda s: s.rstrip(WHITESPACE) + "x")))
     old = tuple(text for kind, text in kinds if kind in " -")
     new = tuple(text for kind, text in kinds if kind in " +")
     return Chunk(anchor, old, new, draw(st.booleans()))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from dsh_tool_fs_patch import Chunk, LocateError, apply_chunks
+from dsh_tool_fs_patch import Chunk, LocateError, UpdateFile, apply_chunks, parse_patch
 from dsh_tool_fs_patch.locate import file_lines, seek
 from hypothesis import given
 from hypothesis import strategies as st
@@ -98,12 +98,17 @@ def test_a_chunk_without_old_lines_appends_at_the_end() -> None:
     assert apply_chunks("a\nb\n", [chunk([], ["c"], "a")], "f") == "a\nb\nc\n"
 
 
-def test_an_appended_line_goes_before_a_final_empty_line() -> None:
-    assert apply_chunks("a\n\n", [chunk([], ["c"])], "f") == "a\nc\n\n"
+def test_an_appended_line_goes_after_a_final_empty_line_as_codex_does() -> None:
+    assert apply_chunks("a\n\n", [chunk([], ["c"])], "f") == "a\n\nc\n"
 
 
 def test_a_final_empty_old_line_that_is_not_there_stands_for_the_final_newline() -> None:
     assert apply_chunks("a\nb\n", [chunk(["b", ""], ["B", ""])], "f") == "a\nB\n"
+
+
+def test_end_of_file_lines_before_the_anchor_are_not_found() -> None:
+    found = failure("alpha\nalpha\n", chunk(["alpha", "alpha"], [], "alpha", eof=True))
+    assert found == "Failed to find expected lines in f.txt:\nalpha\nalpha"
 
 
 def test_end_of_file_replaces_the_last_lines() -> None:
@@ -189,10 +194,17 @@ def _crlf(text: str) -> bool:
 def test_a_pure_addition_keeps_every_existing_byte(lines: list[str], added: list[str]) -> None:
     text = "".join(line + "\n" for line in lines)
     result = apply_chunks(text, [Chunk(None, (), tuple(added))], "f")
-    if lines and lines[-1] == "":
-        assert result == text[:-1] + "".join(a + "\n" for a in added) + "\n"
-    else:
-        assert result == text + "".join(a + "\n" for a in added)
+    assert result == text + "".join(a + "\n" for a in added)
+
+
+def test_each_context_line_is_the_file_line_it_matched() -> None:
+    text = "\n".join(["*** Begin Patch", "*** Update File: f", "@@", " x = 1  ", "+alpha",
+                      " x = 1  ", " alpha", "*** End Patch"])  # fmt: skip
+    (update,) = parse_patch(text)
+    assert isinstance(update, UpdateFile)
+    assert (
+        apply_chunks("x = 1\nx = 1\nalpha\n", update.chunks, "f") == "x = 1\nalpha\nx = 1\nalpha\n"
+    )
 
 
 def test_context_lines_stay_as_the_file_has_them() -> None:

@@ -11,17 +11,20 @@ A patch is ``*** Begin Patch`` … ``*** End Patch`` around operations:
 
 Codex's leniency is kept, rule for rule: the patch is trimmed of surrounding
 whitespace and split into lines (a ``\\r`` before each ``\\n`` dropped); the
-envelope and operation markers are compared trimmed; a heredoc wrapper
+envelope and operation markers are compared trimmed (but ``*** Move to:``
+must open its line, and its path is read without trailing whitespace); an
+``@@`` line is read without trailing whitespace; a heredoc wrapper
 (``<<EOF``, ``<<'EOF'`` or ``<<"EOF"`` … ``EOF``) is stripped; blank lines
-between chunks are skipped; an empty line inside a chunk is an empty context
-line. Failures are :class:`PatchSyntaxError` with Codex's wording
+after an ``*** End of File`` line are skipped; an empty line inside a chunk
+is an empty context line (and a line of spaces a context line of the rest).
+Failures are :class:`PatchSyntaxError` with Codex's wording
 (``invalid patch: …``, ``invalid hunk at line <n>, …``), line numbers
 counted from the ``*** Begin Patch`` line as 1.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 __all__ = [
@@ -83,6 +86,9 @@ class Chunk:
     old: tuple[str, ...]
     new: tuple[str, ...]
     end_of_file: bool = False
+    context: tuple[tuple[int, int], ...] | None = field(default=None, compare=False)
+    """Where each context line is: ``(i, j)`` for ``old[i]`` that is ``new[j]`` (the
+    parser gives it; ``None``: not known, context is then found by comparing the lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +170,8 @@ def _parse_operation(lines: list[str], number: int) -> tuple[Operation, int]:
         path = header[len(UPDATE) :]
         rest = lines[1:]
         move_to = None
-        if rest and trim(rest[0]).startswith(MOVE_TO):
-            move_to = trim(rest[0])[len(MOVE_TO) :]
+        if rest and rest[0].startswith(MOVE_TO):  # not padded in front, as Codex reads it
+            move_to = rest[0][len(MOVE_TO) :].rstrip(WHITESPACE)
             rest = rest[1:]
         head = len(lines) - len(rest)
         chunks, used = parse_update_body(rest, number + head)
@@ -196,8 +202,8 @@ def parse_update_body(lines: list[str], number: int) -> tuple[list[Chunk], int]:
     used = 0
     while used < len(lines):
         line = lines[used]
-        if not trim(line):
-            used += 1  # a blank line between chunks
+        if chunks and chunks[-1].end_of_file and not trim(line):
+            used += 1  # a blank line after an *** End of File line
             continue
         if line.startswith("*"):
             break
@@ -208,7 +214,7 @@ def parse_update_body(lines: list[str], number: int) -> tuple[list[Chunk], int]:
 
 
 def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, int]:
-    head = lines[0]
+    head = lines[0].rstrip(WHITESPACE)  # Codex reads an @@ line without trailing whitespace
     anchor: str | None = None
     start = 1
     if head == "@@":
@@ -219,12 +225,13 @@ def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, 
         start = 0  # the first chunk of an update may omit its @@ line
     else:
         raise PatchSyntaxError(
-            f"Expected update hunk to start with a @@ context marker, got: '{head}'", number
+            f"Expected update hunk to start with a @@ context marker, got: '{lines[0]}'", number
         )
     if start >= len(lines):
         raise PatchSyntaxError(_EMPTY_CHUNK, number + 1)
     old: list[str] = []
     new: list[str] = []
+    context: list[tuple[int, int]] = []
     end_of_file = False
     taken = 0
     for line in lines[start:]:
@@ -235,10 +242,8 @@ def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, 
             taken += 1
             break
         kind, text = line[:1], line[1:]
-        if kind == "":  # an empty line is an empty context line
-            old.append("")
-            new.append("")
-        elif kind == " ":
+        if kind in ("", " "):  # an empty line is an empty context line
+            context.append((len(old), len(new)))
             old.append(text)
             new.append(text)
         elif kind == "+":
@@ -249,9 +254,9 @@ def _parse_chunk(lines: list[str], number: int, *, first: bool) -> tuple[Chunk, 
             raise PatchSyntaxError(
                 f"Unexpected line found in update hunk: '{line}'. Every line should start "
                 "with ' ' (context line), '+' (added line), or '-' (removed line)",
-                number + 1,
+                number + start,
             )
         else:
             break  # the start of the next chunk
         taken += 1
-    return Chunk(anchor, tuple(old), tuple(new), end_of_file), start + taken
+    return Chunk(anchor, tuple(old), tuple(new), end_of_file, tuple(context)), start + taken

@@ -8,8 +8,8 @@ each at or after the end of the previous one (forward only): its ``@@
 ignoring trailing whitespace, ignoring surrounding whitespace, then with
 typographic dashes, quotes and odd spaces read as their ASCII forms; the
 first position that matches wins. ``*** End of File`` makes a chunk match the
-file's last lines; a chunk with no old lines appends at the end (before a
-final empty line, as Codex). When the old lines end with an empty line that
+file's last lines; a chunk with no old lines appends at the end (after a
+final empty line too, as Codex). When the old lines end with an empty line that
 is not there, they are sought again without it (the empty line stood for the
 file's final newline).
 
@@ -44,6 +44,8 @@ class Replacement:
     start: int
     old: tuple[str, ...]
     new: tuple[str, ...]
+    context: tuple[tuple[int, int], ...] | None = None
+    """``(i, j)``: the file's line ``start + i`` stays, as ``new[j]`` (``None``: not known)."""
 
     @property
     def old_count(self) -> int:
@@ -83,7 +85,7 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, eof: bool) ->
     if len(pattern) > len(lines):
         return None
     last = len(lines) - len(pattern)
-    first = last if eof else start
+    first = max(start, last) if eof else start
     size = len(pattern)
     for form in _PASSES:
         if form is None:
@@ -112,19 +114,20 @@ def locate(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> list[Rep
                 raise LocateError(f"Failed to find context '{chunk.anchor}' in {path}")
             at = found + 1
         if not chunk.old:
-            end = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-            replacements.append(Replacement(end, (), chunk.new))
+            replacements.append(Replacement(len(lines), (), chunk.new))
             continue
-        old, new = chunk.old, chunk.new
+        old, new, context = chunk.old, chunk.new, chunk.context
         found = seek(lines, old, at, chunk.end_of_file)
         if found is None and old[-1] == "":
             old = old[:-1]
             if new and new[-1] == "":
                 new = new[:-1]
+            if context is not None:
+                context = tuple((i, j) for i, j in context if i < len(old) and j < len(new))
             found = seek(lines, old, at, chunk.end_of_file)
         if found is None:
             raise LocateError(_not_found(path, chunk))
-        replacements.append(Replacement(found, old, new))
+        replacements.append(Replacement(found, old, new, context))
         at = found + len(old)
     ordered = sorted(replacements, key=lambda r: r.start)
     end = 0
@@ -134,6 +137,15 @@ def locate(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> list[Rep
             raise LocateError(_not_found(path, chunk))
         end = replacement.start + replacement.old_count
     return ordered
+
+
+def _context(replacement: Replacement) -> list[tuple[int, int]]:
+    """The context lines of ``replacement``: as the parser placed them, else the lines
+    old and new have in common."""
+    if replacement.context is not None:
+        return list(replacement.context)
+    matcher = SequenceMatcher(None, replacement.old, replacement.new, autojunk=False)
+    return [(a + k, b + k) for a, b, size in matcher.get_matching_blocks() for k in range(size)]
 
 
 def _not_found(path: str, chunk: Chunk) -> str:
@@ -173,10 +185,9 @@ def apply_chunks(text: str, chunks: Sequence[Chunk], path: str) -> str:
         new_endings = [newline] * len(new_lines)
         # A context line (in old and new alike) is the file's own line, as it is: matched
         # leniently, it keeps its whitespace and punctuation, and always its ending.
-        matcher = SequenceMatcher(None, replacement.old, replacement.new, autojunk=False)
-        for a, b, size in matcher.get_matching_blocks():
-            new_lines[b : b + size] = lines[start + a : start + a + size]
-            new_endings[b : b + size] = endings[start + a : start + a + size]
+        for a, b in _context(replacement):
+            new_lines[b] = lines[start + a]
+            new_endings[b] = endings[start + a]
         out_lines += new_lines
         out_endings += new_endings
         cursor = start + replacement.old_count
