@@ -103,13 +103,16 @@ STACK: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {
         None,
     ),
     "dsh-fs-langchain": (
-        "dsh_fs_langchain.deepagents",
+        "dsh_fs_langchain",
         {"dsh-fs", "dsh-tool-fs", "dsh-tool-fs-search", "dsh-fs-langchain"},
         None,
     ),
 }
 # The extra a distribution is installed with in step 4 (the deepagents backend's).
 EXTRAS = {"dsh-fs-langchain": "[deepagents]"}
+# The module step 4 imports where it is not the package itself: the deepagents
+# backend, which imports the framework installed with that extra.
+IMPORTED = {"dsh-fs-langchain": "dsh_fs_langchain.deepagents"}
 
 TOOLS_LISTED = ["list", "read", "write", "edit", "apply_patch", "glob", "grep"]
 EDITOR_TOOLS = ["list", "read", "write", "edit", "memory", "str_replace_based_edit_tool"]
@@ -405,7 +408,8 @@ def check_each_layer_alone(uv_cmd: list[str], version: str, scratch: Path) -> No
     for dist, (module, expected, entry) in STACK.items():
         python = new_venv(uv_cmd, scratch / f"venv-{dist}")
         install(uv_cmd, python, [f"{dist}{EXTRAS.get(dist, '')}=={version}"])
-        probe = json.loads(run([python, "-c", PROBE, module, ",".join(STACK)], cwd=scratch))
+        imported = IMPORTED.get(dist, module)
+        probe = json.loads(run([python, "-c", PROBE, imported, ",".join(STACK)], cwd=scratch))
         got = set(probe["ours"])
         if got != expected:
             raise CheckFailed(
