@@ -1,5 +1,8 @@
 """Removing and moving entries over SFTP, and a batch of changes under all its locks.
 
+Kept as one module: delete, move and the batch share one sequence (reach,
+check, lock in the one order, check again, act) and its helpers.
+
 Each primitive reaches its paths as a write does (every component checked on
 the server, the final one not followed: a link is removed or moved, never
 what it points at), checks its guards, then takes the cross-client lock file

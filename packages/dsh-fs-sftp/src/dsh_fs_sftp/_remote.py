@@ -1,5 +1,8 @@
 """The SSH side of the backend: the connection and the primitives, as asyncio coroutines.
 
+Kept as one module: one class, ``Remote``, whose coroutines share its
+connection, its roots and its lock; splitting it would split one object.
+
 Everything here runs on the SSH loop (:mod:`._loop`); :class:`SftpFileSystem`
 is the anyio face that sends each primitive here as one coroutine. A write's
 steps inside the lock are in :mod:`._publish`, the connection's in

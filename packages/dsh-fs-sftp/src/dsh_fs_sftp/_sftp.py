@@ -1,4 +1,9 @@
-"""``SftpFileSystem``: a workspace on another machine, over SSH/SFTP."""
+"""``SftpFileSystem``: a workspace on another machine, over SSH/SFTP.
+
+Kept as one module: the anyio face of every primitive, one short method each
+that sends its coroutine to the SSH loop; the work is in :mod:`._remote`,
+:mod:`._entries` and :mod:`._publish`.
+"""
 
 from __future__ import annotations
 
