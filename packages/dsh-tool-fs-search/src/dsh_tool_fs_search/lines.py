@@ -80,6 +80,36 @@ class LineMatcher:
         yield from scanner.feed(text)
         yield from scanner.finish()
 
+    def count_lines(self, text: str) -> int:
+        """How many lines of a whole text match: ``len(list(self.lines(text)))``, without
+        cutting out, numbering or building any of them (what a page that is full needs)."""
+        data = text.encode("utf-8", "surrogatepass")
+        end = data.rfind(b"\n") + 1
+        count = _count_matching(self._search, data[:end], crlf=True)
+        last = data[end : end + MAX_MATCHED_LINE]  # as a scan holds it
+        if last:
+            if last.endswith(b"\r"):
+                last = last[:-1]
+            count += _count_matching(self._search, last + b"\n", crlf=False)
+        return count
+
+
+def _count_matching(search: _Search, data: bytes, *, crlf: bool) -> int:
+    """How many lines of ``data`` (whole lines, each ending in ``\\n``) match: the loop of
+    :meth:`LineScanner._scan` without the lines."""
+    if crlf and b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")
+    count = 0
+    pos = 0
+    size = len(data)
+    while pos < size:
+        found = search(data, pos)
+        if found is None or found[0] == size:  # not the empty line after the last \n
+            break
+        count += 1
+        pos = data.index(b"\n", found[0]) + 1
+    return count
+
 
 class LineScanner:
     """The matching lines of a text that arrives in chunks of any size.
