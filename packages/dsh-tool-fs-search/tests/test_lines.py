@@ -53,6 +53,12 @@ def test_a_scan_matches_line_by_line_whatever_the_chunks(
     assert chunked(matcher, text, size) == expected
 
 
+@given(pattern=st.sampled_from(PATTERNS), text=texts)
+def test_counting_the_matching_lines_agrees_with_the_scan(pattern: str, text: str) -> None:
+    matcher = LineMatcher.compile(pattern)
+    assert matcher.count_lines(text) == len(per_line(pattern, text))
+
+
 @given(text=texts)
 def test_ignore_case_folds_letters(text: str) -> None:
     matcher = LineMatcher.compile("AB", ignore_case=True)

@@ -208,7 +208,7 @@ async def holding(remote: Remote, sftp: asyncssh.SFTPClient, paths: Sequence[str
     async with contextlib.AsyncExitStack() as stack:
         for path in sorted(set(paths), key=lock_path):
             held[path] = await stack.enter_async_context(remote.locks.hold(sftp, path))
-            remote.clock.observe(held[path].server_time)
+            remote.clock.observe(await held[path].server_time())
         yield held
 
 

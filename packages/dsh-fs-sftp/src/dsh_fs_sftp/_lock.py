@@ -29,7 +29,7 @@ import posixpath
 import secrets
 import socket
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
@@ -70,16 +70,31 @@ def new_token() -> bytes:
 
 
 class Held:
-    """A held lock: its path, its token, the server's time when it was taken, and the
-    results of the requests sent along with taking it."""
+    """A held lock: its path, its token, the results of the requests sent along with
+    taking it, and the server's time when it was taken (:meth:`server_time`)."""
 
-    def __init__(self, path: str, token: bytes, server_time: int, along: list[Any]) -> None:
+    def __init__(self, path: str, token: bytes, along: list[Any]) -> None:
         self.path = path
         self.token = token
-        self.server_time = server_time
         self.along = along
         self.released = False
+        self.stamping: asyncio.Future[int] | None = None
         self.closing: asyncio.Future[None] | None = None
+
+    async def server_time(self) -> int:
+        """The server's clock when the lock was taken: the lock file's mtime, asked for
+        when its token is written (in flight while the section starts its work)."""
+        assert self.stamping is not None
+        return await asyncio.shield(self.stamping)
+
+    async def stamped(self) -> None:
+        """Wait until the token is written and the lock file's handle closed (never raises)."""
+        if self.stamping is not None:
+            await asyncio.wait([self.stamping])
+            if not self.stamping.cancelled():
+                self.stamping.exception()  # retrieved: the section raised it, or had failed
+        if self.closing is not None:
+            await asyncio.wait([self.closing])
 
 
 class FileLocks:
@@ -91,21 +106,18 @@ class FileLocks:
 
     @asynccontextmanager
     async def hold(
-        self, sftp: asyncssh.SFTPClient, target: str, *along: Coroutine[Any, Any, Any]
+        self, sftp: asyncssh.SFTPClient, target: str, *along: Callable[[], Coroutine[Any, Any, Any]]
     ) -> AsyncIterator[Held]:
         """Hold the lock of ``target`` (canonical path) for the ``async with`` block.
 
-        ``along`` are requests sent in the same round trip as the lock's
-        token, right after the lock is taken (their results, or exceptions,
-        are ``held.along``). The block may release the lock itself, in the
-        round trip of its last request (:meth:`release_request`).
+        ``along`` make requests that need the lock: each attempt to take it
+        sends them right behind the lock file's exclusive ``open``, in the same
+        round trip (the server answers in order, so they run once the lock is
+        taken, or are thrown away when it was not). Their results, or
+        exceptions, are ``held.along``. The block may release the lock
+        itself, in the round trip of its last request (:meth:`release_request`).
         """
-        try:
-            held = await self._acquire(sftp, lock_path(target), along)
-        except BaseException:
-            for request in along:
-                request.close()
-            raise
+        held = await self._acquire(sftp, lock_path(target), along)
         beat = asyncio.ensure_future(self._heartbeat(sftp, held))
         try:
             yield held
@@ -116,8 +128,7 @@ class FileLocks:
             raise
         beat.cancel()
         if held.released:
-            if held.closing is not None:
-                await run_to_end(held.closing)
+            await run_to_end(held.stamped())
             return
         # The section completed (the file may be published): no cancellation may
         # turn that into a failure now. A release that fails is an orphan, removed
@@ -126,7 +137,10 @@ class FileLocks:
             await run_to_end(self._release(sftp, held))
 
     async def _acquire(
-        self, sftp: asyncssh.SFTPClient, path: str, along: tuple[Coroutine[Any, Any, Any], ...]
+        self,
+        sftp: asyncssh.SFTPClient,
+        path: str,
+        along: tuple[Callable[[], Coroutine[Any, Any, Any]], ...],
     ) -> Held:
         token = new_token()
         wait = _FIRST_WAIT
@@ -134,12 +148,18 @@ class FileLocks:
         seen_at = 0.0
         vanished = 0
         while True:
+            opening = asyncio.ensure_future(
+                sftp.open(path, "xb", asyncssh.SFTPAttrs(permissions=0o600))
+            )
+            sent = [asyncio.ensure_future(request()) for request in along]  # right behind it
             try:
                 lock = await undone_if_cancelled(
-                    sftp.open(path, "xb", asyncssh.SFTPAttrs(permissions=0o600)),
-                    lambda handle: close_and_remove(sftp, handle, path),
+                    opening, lambda handle: close_and_remove(sftp, handle, path)
                 )
-            except (asyncssh.SFTPFailure, asyncssh.SFTPFileAlreadyExists):
+            except BaseException as exc:
+                await finish(_throw_away(sent))
+                if not isinstance(exc, asyncssh.SFTPFailure | asyncssh.SFTPFileAlreadyExists):
+                    raise
                 attrs = await lstat_or_none(sftp, path)
                 if attrs is None:
                     vanished += 1
@@ -158,34 +178,17 @@ class FileLocks:
                 await asyncio.sleep(wait)
                 wait = min(wait * 2, _LONGEST_WAIT)
                 continue
+            held = Held(path, token, [])
+            # The token and the server's clock are asked for now; the section's first
+            # requests go out with them (it waits for the clock only when it needs it).
+            held.stamping = asyncio.ensure_future(_stamp(lock, token, held))
             try:
-                return await finish(self._stamp(sftp, path, lock, token, along))
+                held.along = list(await finish(asyncio.gather(*sent, return_exceptions=True)))
             except BaseException:
-                await finish(remove_if_present(sftp, path))
+                await finish(_throw_away(sent))
+                await finish(self._release(sftp, held))
                 raise
-
-    @staticmethod
-    async def _stamp(
-        sftp: asyncssh.SFTPClient,
-        path: str,
-        lock: asyncssh.SFTPClientFile,
-        token: bytes,
-        along: tuple[Coroutine[Any, Any, Any], ...],
-    ) -> Held:
-        # The requests along only need the lock taken (it is: the open succeeded);
-        # the stat gives the server's clock (the lock's mtime is its creation).
-        results = await asyncio.gather(
-            lock.write(token, 0), lock.stat(), *along, return_exceptions=True
-        )
-        closing = asyncio.ensure_future(close_quietly(lock))  # in flight with what follows
-        for failure in results[:2]:
-            if isinstance(failure, BaseException):
-                await closing
-                raise failure
-        attrs = cast(asyncssh.SFTPAttrs, results[1])
-        held = Held(path, token, int(attrs.mtime or 0), list(results[2:]))
-        held.closing = closing
-        return held
+            return held
 
     def release_request(self, sftp: asyncssh.SFTPClient, held: Held) -> Coroutine[Any, Any, None]:
         """The request that releases ``held``, to send along with the section's last one."""
@@ -213,8 +216,7 @@ class FileLocks:
                 return
 
     async def _release(self, sftp: asyncssh.SFTPClient, held: Held) -> None:
-        if held.closing is not None:
-            await held.closing
+        await held.stamped()
         try:
             await remove_if_present(sftp, held.path)
         except (asyncssh.Error, OSError):
@@ -228,6 +230,24 @@ class FileLocks:
             if await _read_token(sftp, held.path) == held.token:
                 await remove_if_present(sftp, held.path)
                 await sweep_temporaries(sftp, locked_path(held.path))
+
+
+async def _stamp(lock: asyncssh.SFTPClientFile, token: bytes, held: Held) -> int:
+    """Write the owner's token into the just-taken lock and read its mtime (the server's
+    clock: the lock was just created); its handle is closed in flight with what follows."""
+    written, attrs = await asyncio.gather(lock.write(token, 0), lock.stat(), return_exceptions=True)
+    held.closing = asyncio.ensure_future(close_quietly(lock))
+    for failure in (written, attrs):
+        if isinstance(failure, BaseException):
+            raise failure
+    return int(cast(asyncssh.SFTPAttrs, attrs).mtime or 0)
+
+
+async def _throw_away(sent: Sequence[asyncio.Future[Any]]) -> None:
+    """Wait for requests sent along with a lock that was not taken; close what they opened."""
+    for result in await asyncio.gather(*sent, return_exceptions=True):
+        if isinstance(result, asyncssh.SFTPClientFile):
+            await close_quietly(result)
 
 
 async def _read_token(sftp: asyncssh.SFTPClient, path: str) -> bytes:

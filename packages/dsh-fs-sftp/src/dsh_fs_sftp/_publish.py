@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 import asyncssh
 
@@ -75,14 +76,12 @@ async def rewrite(
         if previous is not None:
             check(guarded_state(attrs, expected, previous))
         data = plan(previous)
-        mtime = held.server_time
+        mtime = await held.server_time()
+        clock.observe(mtime)
         if attrs is not None and attrs.mtime is not None:
             mtime = max(mtime, int(attrs.mtime) + 1)
-        await handle.write(data, 0)
-        # The server answers requests in order: the metadata, the fsync and the
-        # stat of the result go out together (asyncssh sends each at once).
         final = asyncssh.SFTPAttrs(permissions=mode, atime=mtime, mtime=mtime)
-        _, _, written = await asyncio.gather(handle.setstat(final), handle.fsync(), handle.stat())
+        written = await _write_and_sync(sftp, handle, data, final)
     except BaseException:
         await finish(_discard(sftp, handle, temporary))
         raise
@@ -90,6 +89,51 @@ async def rewrite(
     await run_to_end(_commit(sftp, handle, temporary, path, release))
     version = with_digest(written, digest_of(data)) if clock.racy(written) else version_of(written)
     return version, previous
+
+
+WRITES_AT_ONCE = 16
+"""Write requests of one file sent together (asyncssh queues them on the channel)."""
+_SMALLEST_WRITE = 32768
+"""Bytes per write request when the server states no limit (every server accepts them)."""
+
+
+async def _write_and_sync(
+    sftp: asyncssh.SFTPClient,
+    handle: asyncssh.SFTPClientFile,
+    data: bytes,
+    final: asyncssh.SFTPAttrs,
+) -> asyncssh.SFTPAttrs:
+    """Write ``data`` at offset 0, set ``final``, ``fsync`` and ``stat`` the file: the
+    last writes go out with the rest, so a small file costs one round trip.
+
+    The server answers requests in order, and ``handle`` (opened with ``block_size=0``)
+    sends each write as one request the moment it is made: the writes are done when
+    the ``fsync`` runs. Returns the attributes after the ``fsync``.
+    """
+    size = sftp.limits.max_write_len or _SMALLEST_WRITE
+    chunks = [(offset, data[offset : offset + size]) for offset in range(0, len(data), size)]
+    if len(chunks) == 1:
+        chunks = [(0, data)]  # not copied
+    while len(chunks) > WRITES_AT_ONCE:
+        batch, chunks = chunks[:WRITES_AT_ONCE], chunks[WRITES_AT_ONCE:]
+        await _in_order(*(handle.write(chunk, offset) for offset, chunk in batch))
+    *_, written = await _in_order(
+        *(handle.write(chunk, offset) for offset, chunk in chunks),
+        handle.setstat(final),
+        handle.fsync(),
+        handle.stat(),
+    )
+    return cast(asyncssh.SFTPAttrs, written)
+
+
+async def _in_order(*requests: Awaitable[object]) -> list[object]:
+    """Send ``requests`` in this order, at once; wait for every answer; raise the first
+    failure (none is left unanswered behind it)."""
+    results = await asyncio.gather(*requests, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
 
 
 async def _abandon(
@@ -111,7 +155,8 @@ async def _create(
     # published; a new file gets what the server's open() gives (0666 & ~umask).
     permissions = 0o600 if mode is not None else 0o666
     return await undone_if_cancelled(
-        sftp.open(temporary, "xb", asyncssh.SFTPAttrs(permissions=permissions)),
+        # block_size=0: one request per write call, sent at once (see _write_and_sync)
+        sftp.open(temporary, "xb", asyncssh.SFTPAttrs(permissions=permissions), block_size=0),
         lambda handle: _discard(sftp, handle, temporary),
     )
 
@@ -123,11 +168,19 @@ async def open_or_none(sftp: asyncssh.SFTPClient, path: str) -> asyncssh.SFTPCli
         return None
 
 
+_CLOSING: set[asyncio.Future[None]] = set()
+"""Closes nothing waits for (kept referenced until they end)."""
+
+
 async def _read_then_close(handle: asyncssh.SFTPClientFile, size: int) -> bytes:
+    """``size`` bytes of ``handle``; its close goes out with the section's next requests
+    (a read handle's close changes nothing the section depends on)."""
     try:
         return await read_at(handle, size)
     finally:
-        await finish(close_quietly(handle))
+        closing = asyncio.ensure_future(close_quietly(handle))
+        _CLOSING.add(closing)
+        closing.add_done_callback(_CLOSING.discard)
 
 
 async def _commit(

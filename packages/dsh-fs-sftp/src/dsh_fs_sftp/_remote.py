@@ -260,10 +260,10 @@ class Remote:
 
         return await self.run("stat", display_path, body)
 
-    async def _readable(
+    async def _open_regular(
         self, sftp: asyncssh.SFTPClient, target: FsTarget
-    ) -> tuple[Spot, asyncssh.SFTPClientFile, int]:
-        """The open regular file of ``target`` and its size at open (checked before opening)."""
+    ) -> tuple[Spot, asyncssh.SFTPClientFile]:
+        """The walk to ``target`` and its file, opened once the walk saw a regular file."""
         display_path = target.display_path
         spot = await self.reach(sftp, target.target_key, "read", display_path)
         if spot is None or spot.attrs is None:
@@ -271,9 +271,16 @@ class Remote:
         if kind_of(spot.attrs) != "file":
             raise not_regular("read", display_path)
         try:
-            handle = await sftp.open(spot.path, "rb")
+            return spot, await sftp.open(spot.path, "rb")
         except asyncssh.SFTPNoSuchFile:
             raise not_found("read", display_path) from None
+
+    async def _readable(
+        self, sftp: asyncssh.SFTPClient, target: FsTarget
+    ) -> tuple[Spot, asyncssh.SFTPClientFile, int]:
+        """The open regular file of ``target`` and its size at open (checked before opening)."""
+        display_path = target.display_path
+        spot, handle = await self._open_regular(sftp, target)
         try:
             attrs = await handle.stat()
             if kind_of(attrs) != "file":
@@ -294,10 +301,32 @@ class Remote:
         self.workspace.check("read", target.display_path, target.target_key, write=False)
         return await self.run("read", target.display_path, body)
 
-    async def open_stream(self, target: FsTarget) -> tuple[asyncssh.SFTPClientFile, int]:
-        async def body(sftp: asyncssh.SFTPClient) -> tuple[asyncssh.SFTPClientFile, int]:
-            _, handle, size = await self._readable(sftp, target)
-            return handle, size
+    async def open_stream(
+        self, target: FsTarget, first: int
+    ) -> tuple[asyncssh.SFTPClientFile, int, bytes]:
+        """The open file of a stream, its size at open and up to ``first`` bytes of it.
+
+        The first bytes are asked for in the round trip of the open file's
+        ``fstat`` (the server answers in order, so they are read after it):
+        as many as the walk saw, at most ``first``. A read shorter than it
+        asked for met the end of the file.
+        """
+
+        async def body(sftp: asyncssh.SFTPClient) -> tuple[asyncssh.SFTPClientFile, int, bytes]:
+            spot, handle = await self._open_regular(sftp, target)
+            assert spot.attrs is not None
+            asked = min(first, int(spot.attrs.size or 0))
+            try:
+                attrs, data = await asyncio.gather(handle.stat(), read_at(handle, asked))
+                if kind_of(attrs) != "file":
+                    raise not_regular("read", target.display_path)
+            except BaseException:
+                await finish(close_quietly(handle))
+                raise
+            size = int(attrs.size or 0)
+            if len(data) < asked:  # it ended there
+                size = min(size, len(data))
+            return handle, size, data[:size]
 
         self.workspace.check("read", target.display_path, target.target_key, write=False)
         return await self.run("read", target.display_path, body)
@@ -421,13 +450,15 @@ class Remote:
             for directory in spot.missing:
                 await make_directory(sftp, directory)
             path = spot.path
-            # Sent with the lock's token: the state under the lock and, when the
-            # walk saw a regular file, its handle (the previous bytes are needed).
-            along: list[Coroutine[Any, Any, object]] = [lstat_or_none(sftp, path)]
+            # Sent right behind the lock's exclusive open: the state under the lock
+            # and, when the walk saw a regular file, its handle (the previous bytes
+            # are needed).
+            along: list[Callable[[], Coroutine[Any, Any, object]]] = [
+                lambda: lstat_or_none(sftp, path)
+            ]
             if spot.attrs is not None and kind_of(spot.attrs) == "file":
-                along.append(open_or_none(sftp, path))
+                along.append(lambda: open_or_none(sftp, path))
             async with self.locks.hold(sftp, path, *along) as held:
-                self.clock.observe(held.server_time)
                 return await rewrite(
                     self.locks, sftp, path, held, check, plan, expected, self.clock
                 )

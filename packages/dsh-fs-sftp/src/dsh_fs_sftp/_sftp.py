@@ -41,7 +41,7 @@ from dsh_fs import (
 )
 from dsh_fs.locks import TargetLocks
 from dsh_fs.preconditions import check_edit, check_write, over_read_limit
-from dsh_fs.streaming import TextStream
+from dsh_fs.streaming import CHUNK_BYTES, TextStream
 from dsh_fs.text import (
     AppliedEdit,
     apply_edit,
@@ -446,13 +446,18 @@ async def _in_worker(step: Any) -> Any:
 
 
 class _RemoteSource:
-    """The bytes of one remote file for a ``TextStream`` (blocking calls, from a worker)."""
+    """The bytes of one remote file for a ``TextStream`` (blocking calls, from a worker).
+
+    The first chunk comes with the open (one hop, one round trip less); a file
+    of one chunk is then read without another hop."""
 
     def __init__(self, ssh: SshLoop, remote: Remote, target: FsTarget) -> None:
         self._ssh = ssh
         self._remote = remote
         self._display_path = target.display_path
-        self._handle, self._size = ssh.run_blocking(remote.open_stream(target))
+        self._handle, self._size, self._ahead = ssh.run_blocking(
+            remote.open_stream(target, CHUNK_BYTES)
+        )
         self._offset = 0
 
     @property
@@ -460,6 +465,13 @@ class _RemoteSource:
         return self._offset >= self._size
 
     def readinto(self, buffer: memoryview) -> int:
+        if self._ahead:  # the first bytes, read with the open
+            ahead = self._ahead
+            taken = min(len(ahead), len(buffer))
+            buffer[:taken] = ahead[:taken] if taken < len(ahead) else ahead
+            self._ahead = ahead[taken:]
+            self._offset += taken
+            return taken
         wanted = min(len(buffer), self._size - self._offset)
         if wanted <= 0:
             return 0

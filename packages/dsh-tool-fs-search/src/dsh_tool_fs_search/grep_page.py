@@ -131,6 +131,12 @@ class GrepPageBuilder:
         self._used += cost
         self._matches.append(GrepMatch(self._path, number, text))
 
+    def add_counted(self, count: int) -> None:
+        """``count`` more lines of the current file match, all past a full page (only
+        counted: call it only when :attr:`full`)."""
+        self.total_matches += count
+        self._file_matches += count
+
     def end_file(self) -> None:
         """The current file is done; it counts when it matched."""
         if self._file_matches:

@@ -80,6 +80,45 @@ class LineMatcher:
         yield from scanner.feed(text)
         yield from scanner.finish()
 
+    def count_lines(self, text: str) -> int:
+        """How many lines of a whole text match: ``len(list(self.lines(text)))``, without
+        cutting out, numbering or building any of them (what a page that is full needs)."""
+        data = text.encode("utf-8", "surrogatepass")
+        end = data.rfind(b"\n") + 1
+        count = _count_matching(self._search, data[:end], crlf=True)
+        last = data[end : end + MAX_MATCHED_LINE]  # as a scan holds it
+        if last:
+            if last.endswith(b"\r"):
+                last = last[:-1]
+            count += _count_matching(self._search, last + b"\n", crlf=False)
+        return count
+
+
+def _count_matching(search: _Search, data: bytes, *, crlf: bool) -> int:
+    """How many lines of ``data`` (whole lines, each ending in ``\\n``) match: the loop of
+    :meth:`LineScanner._scan` without the lines."""
+    return sum(1 for _ in _first_matches(search, _lf(data, crlf)))
+
+
+def _lf(data: bytes, crlf: bool) -> bytes:
+    """``data`` with each ``\\r\\n`` a ``\\n`` (``crlf=False``: as it is)."""
+    return data.replace(b"\r\n", b"\n") if crlf and b"\r" in data else data
+
+
+def _first_matches(search: _Search, data: bytes) -> Iterator[tuple[int, int, int]]:
+    """The first match of each matching line of ``data`` (whole lines, each ending in
+    ``\\n``): its start, its end, and where its line's ``\\n`` is."""
+    pos = 0
+    size = len(data)
+    while pos < size:
+        found = search(data, pos)
+        if found is None or found[0] == size:  # not the empty line after the last \n
+            return
+        at, end = found
+        stop = data.index(b"\n", at)
+        yield at, end, stop
+        pos = stop + 1
+
 
 class LineScanner:
     """The matching lines of a text that arrives in chunks of any size.
@@ -137,22 +176,12 @@ class LineScanner:
         ``crlf=False`` for the last line of a text, whose final ``\\r`` is gone
         already and whose ``\\n`` was added: another ``\\r`` before it is text.
         """
-        if crlf and b"\r" in data:
-            data = data.replace(b"\r\n", b"\n")
-        search = self._search
+        data = _lf(data, crlf)
         number = self._lines
         counted = 0  # data[:counted] holds `number - self._lines` newlines
-        pos = 0
-        size = len(data)
-        while pos < size:
-            found = search(data, pos)
-            if found is None or found[0] == size:  # not the empty line after the last \n
-                break
-            at, end = found
+        for at, end, stop in _first_matches(self._search, data):
             start = data.rfind(b"\n", 0, at) + 1
-            stop = data.index(b"\n", at)
             number += data.count(b"\n", counted, start) + 1
             counted = stop + 1
             yield MatchedLine(number, data[start:stop], at - start, min(end, stop) - start)
-            pos = stop + 1
         self._lines += data.count(b"\n")

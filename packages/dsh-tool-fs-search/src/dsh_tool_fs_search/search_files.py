@@ -75,8 +75,11 @@ async def search_files(
                     raise text
                 page.discard_file()
                 continue
-            for matched in matcher.lines(text):
-                page.add(matched)
+            if page.full:  # the lines are only counted from here on
+                page.add_counted(matcher.count_lines(text))
+            else:
+                for matched in matcher.lines(text):
+                    page.add(matched)
             page.end_file()
         await ex.advance(len(batch))
     return True
