@@ -397,8 +397,12 @@ async def test_glob_and_grep_racing_the_swap_never_show_the_outside(
         assert seen.refusals > 0 and seen.successes > 0, figures
     if FastPathAnswers.expected():
         # The confined rg really answered (it declines, for the seam path, when the
-        # kernel refuses it a swapped-in link mid-walk).
-        assert fast.count > tries // 2, f"the native path answered only {fast.count} calls"
+        # kernel refuses it a swapped-in link mid-walk). How often it declines depends
+        # on how fast the swapper runs: on a quiet 2-core machine it answered 159–228
+        # of the 1,000 calls, on a loaded one over 500. A tenth is the floor that says
+        # the race went through rg, not only through the seam path.
+        calls = tries * len(SEARCH_TOOLS)
+        assert fast.count > calls // 10, f"the native path answered only {fast.count} calls"
 
 
 class Restorer:
