@@ -231,7 +231,7 @@ class CancellationContract(ContractBase):
         target = await fs.resolve("f.txt")
         scopes = [anyio.CancelScope() for _ in range(self.contenders)]
         completed = [False] * self.contenders
-        arrivals: list[int] = []  # the order in which they reach the lock: see _race
+        arrivals: list[int] = []  # the order in which they reach the lock: see race
 
         async def writer(i: int) -> None:
             with scopes[i]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -20,6 +21,36 @@ from ._base import ContractBase
 from ._expect import READ_HOWS, ReadHow, read_via
 from ._scratch import Scratch
 
+T = TypeVar("T")
+
+
+async def race(
+    attempts: Sequence[Callable[[], Awaitable[T]]], arrivals: list[int] | None = None
+) -> list[T | FsError]:
+    """Run ``attempts`` concurrently; each one's result or ``FsError``, in index order.
+
+    The event loop picks the order in which the tasks start (trio shuffles
+    it on purpose), so "arrival order" is recorded, not assumed: attempt
+    ``i`` is appended to ``arrivals`` just before it calls the backend,
+    which runs on without yielding until it waits for its per-target lock.
+    """
+    pending = object()
+    results: list[object] = [pending] * len(attempts)
+
+    async def attempt(i: int) -> None:
+        try:
+            if arrivals is not None:
+                arrivals.append(i)
+            results[i] = await attempts[i]()
+        except FsError as err:
+            results[i] = err
+
+    async with anyio.create_task_group() as tg:
+        for i in range(len(attempts)):
+            tg.start_soon(attempt, i)
+    assert pending not in results
+    return cast(list[T | FsError], results)
+
 
 class SerializationContract(ContractBase):
     """Mutations of one target run one at a time; guarded ones never both win.
@@ -30,38 +61,9 @@ class SerializationContract(ContractBase):
 
     contenders: int = 20
 
-    async def _race(
-        self,
-        attempts: list[Callable[[], Awaitable[FsWriteOutcome | FsEditOutcome]]],
-        arrivals: list[int] | None = None,
-    ) -> list[FsWriteOutcome | FsEditOutcome | FsError]:
-        """Run ``attempts`` concurrently; their results in index order.
-
-        The event loop picks the order in which the tasks start (trio shuffles
-        it on purpose), so "arrival order" is recorded, not assumed: attempt
-        ``i`` is appended to ``arrivals`` just before it calls the backend,
-        which runs on without yielding until it waits for its per-target lock.
-        """
-        results: list[FsWriteOutcome | FsEditOutcome | FsError | None] = [None] * len(attempts)
-
-        async def attempt(i: int) -> None:
-            try:
-                if arrivals is not None:
-                    arrivals.append(i)
-                results[i] = await attempts[i]()
-            except FsError as err:
-                results[i] = err
-
-        async with anyio.create_task_group() as tg:
-            for i in range(len(attempts)):
-                tg.start_soon(attempt, i)
-        done = [r for r in results if r is not None]
-        assert len(done) == len(attempts)
-        return done
-
     def _one_winner(
         self,
-        results: list[FsWriteOutcome | FsEditOutcome | FsError],
+        results: Sequence[FsWriteOutcome | FsEditOutcome | FsError],
         stale_message: str,
     ) -> int:
         winners = [i for i, r in enumerate(results) if not isinstance(r, FsError)]
@@ -85,7 +87,7 @@ class SerializationContract(ContractBase):
         def writer(i: int) -> Callable[[], Awaitable[FsWriteOutcome]]:
             return lambda: fs.write_text(target, f"writer {i}\n" * (i + 1), guard)
 
-        results = await self._race([writer(i) for i in range(self.contenders)])
+        results = await race([writer(i) for i in range(self.contenders)])
         won = self._one_winner(
             results, f'cannot write "{target.display_path}": file changed since it was read'
         )
@@ -111,7 +113,7 @@ class SerializationContract(ContractBase):
             # Every edit still matches after any other: only the guard can refuse it.
             return lambda: fs.edit_text(target, FsEditRequest("value = ", f"value = {i}+"), guard)
 
-        results = await self._race([editor(i) for i in range(self.contenders)])
+        results = await race([editor(i) for i in range(self.contenders)])
         won = self._one_winner(
             results, f'cannot edit "{target.display_path}": file changed since it was read'
         )
@@ -140,7 +142,7 @@ class SerializationContract(ContractBase):
                         target, FsEditRequest("base", f"e{i}"), EditGuard(version)
                     )
                 )
-        results = await self._race(attempts)
+        results = await race(attempts)
         winners = [r for r in results if not isinstance(r, FsError)]
         assert len(winners) == 1
         losers = [r for r in results if isinstance(r, FsError)]
@@ -158,7 +160,7 @@ class SerializationContract(ContractBase):
             return lambda: fs.edit_text(target, FsEditRequest("END\n", f"item {i}\nEND\n"))
 
         arrivals: list[int] = []
-        results = await self._race([appender(i) for i in range(self.contenders)], arrivals)
+        results = await race([appender(i) for i in range(self.contenders)], arrivals)
         assert not [r for r in results if isinstance(r, FsError)]
         lines = "".join(f"item {i}\r\n" for i in arrivals)
         assert scratch.get("f.txt") == f"items:\r\n{lines}END\r\n".encode()
@@ -175,7 +177,7 @@ class SerializationContract(ContractBase):
             return lambda: fs.write_text(target, contents[i].decode())
 
         arrivals: list[int] = []
-        results = await self._race([writer(i) for i in range(len(contents))], arrivals)
+        results = await race([writer(i) for i in range(len(contents))], arrivals)
         assert not [r for r in results if isinstance(r, FsError)]
         in_arrival_order = [results[i] for i in arrivals]
         operations = [r.operation for r in in_arrival_order if isinstance(r, FsWriteOutcome)]

@@ -24,6 +24,7 @@ from .._types import (
 )
 from ._base import ContractBase
 from ._cancellation_contract import LOCK_RELEASE_TIMEOUT
+from ._concurrency_contract import race
 from ._delete_contract import build_tree, tree_is_whole
 from ._expect import run_then_cancel, version_of
 from ._scratch import Scratch
@@ -32,22 +33,6 @@ Attempt = Callable[[], Awaitable[object]]
 ENTRY_CANCEL_STEPS = (*range(9), 13, 21)
 """Checkpoints before a ``delete`` or ``move`` is cancelled: every count up to 8, where a
 backend that commits and then yields has its window on one event loop or the other."""
-
-
-async def race(attempts: list[Attempt]) -> list[object]:
-    """Run ``attempts`` concurrently; each one's result or ``FsError``, in index order."""
-    results: list[object] = [None] * len(attempts)
-
-    async def attempt(i: int) -> None:
-        try:
-            results[i] = await attempts[i]()
-        except FsError as err:
-            results[i] = err
-
-    async with anyio.create_task_group() as tg:
-        for i in range(len(attempts)):
-            tg.start_soon(attempt, i)
-    return results
 
 
 class EntryRacesContract(ContractBase):
