@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Literal, Self
 
 from dsh_fs import FsError, FsErrorCode, FsTarget
+from dsh_fs.preconditions import not_regular
 from dsh_tool_fs import (
     Execution,
     Integer,
@@ -157,7 +158,7 @@ async def view(ex: Execution, target: FsTarget, p: str, view_range: list[int] | 
             )
         return await _view_tree(ex, target, p)
     if info.type != "file":
-        raise FsError.cannot("view", p, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
+        raise not_regular("view", p)
     header = f"Here's the result of running `cat -n` on {p}:"
     return await view_file(ex, target, p, info.version, view_range, header)
 

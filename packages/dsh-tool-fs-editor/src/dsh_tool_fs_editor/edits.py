@@ -29,7 +29,7 @@ from dsh_fs import (
     FsTarget,
     ReplaceIfVersion,
 )
-from dsh_fs.preconditions import not_found, not_regular
+from dsh_fs.preconditions import check_edit
 from dsh_fs.text import normalize_newlines
 from dsh_tool_fs import Execution
 
@@ -147,21 +147,8 @@ async def insert_lines(ex: Execution, target: FsTarget, after_line: int, text: s
     guard = await ex.edit_guard(target)
     ex.step("stat")
     info = await ex.fs.stat(target)
-    if info is None:
-        if guard is None:
-            raise not_found("edit", target.display_path)
-        raise FsError.cannot(
-            "edit", target.display_path, "file no longer exists", FsErrorCode.FS_STALE_VERSION
-        )
-    if info.type != "file":
-        raise not_regular("edit", target.display_path)
-    if guard is not None and guard.version != info.version:
-        raise FsError.cannot(
-            "edit",
-            target.display_path,
-            "file changed since it was read",
-            FsErrorCode.FS_STALE_VERSION,
-        )
+    check_edit(target.display_path, None if info is None else (info.type, info.version), guard)
+    assert info is not None  # check_edit refuses an absent file
     ex.step("read")
     before = normalize_newlines(await ex.fs.read_text(target))
     total = count_lines(before)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Literal, Self
 
 from dsh_fs import FsError, FsErrorCode, FsTarget
+from dsh_fs.preconditions import not_regular
 from dsh_fs.workspace import is_beneath
 from dsh_tool_fs import (
     Execution,
@@ -184,7 +185,7 @@ async def view(
         skip = lambda name: name.startswith(".") or name == _HIDDEN  # noqa: E731
         return _tree(p, target, await views.walk_tree(ex, target, skip=skip))
     if info.type != "file":
-        raise FsError.cannot("view", p, "not a regular file", FsErrorCode.FS_NOT_REGULAR_FILE)
+        raise not_regular("view", p)
     header = f"Here's the content of {p} with line numbers:"
     return await view_file(ex, target, p, info.version, view_range, header)
 
