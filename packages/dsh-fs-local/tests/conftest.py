@@ -16,12 +16,34 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.from_thread
 import dsh_fs
 import dsh_fs_local
 import pytest
 from dsh_fs_local import _beneath
 from dsh_fs_local._openat2 import ResolutionMode, kernel_has_openat2
 from dsh_fs_local.testing import LocalScratch
+
+
+@pytest.fixture
+def cancel_from_worker() -> Callable[[anyio.CancelScope], None]:
+    """Cancel ``scope`` from the worker thread its task waits on, and return once that
+    worker sees the cancellation: a test cancels at a known step, never on a timer."""
+
+    def cancel(scope: anyio.CancelScope) -> None:
+        cancelled = anyio.from_thread.run_sync(anyio.get_cancelled_exc_class)
+        anyio.from_thread.run_sync(scope.cancel)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                anyio.from_thread.check_cancelled()
+            except cancelled:
+                return
+            time.sleep(0.001)
+        raise AssertionError("the worker never saw the cancellation")
+
+    return cancel
 
 
 @pytest.fixture

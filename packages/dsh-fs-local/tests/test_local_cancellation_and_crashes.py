@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -313,10 +314,15 @@ async def test_a_write_waits_for_a_free_worker_thread_and_can_be_cancelled_meanw
 
 @pytest.mark.anyio
 async def test_a_cancelled_skip_stops_within_a_chunk_and_ends_the_stream(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cancel_from_worker: Callable[[anyio.CancelScope], None],
 ) -> None:
     """``skip_lines`` counts up to 256 MiB in one worker call; a cancellation must
-    still stop it after the chunk in progress, not after the whole file."""
+    still stop it after the chunk in progress, not after the whole file.
+
+    The cancellation comes while the worker reads a known chunk: no timer decides
+    what is read."""
     from dsh_fs_local import _local
     from dsh_fs_local._reading import FileSource
 
@@ -324,11 +330,15 @@ async def test_a_cancelled_skip_stops_within_a_chunk_and_ends_the_stream(
     path = tmp_path / "big.txt"
     path.write_bytes((b"x" * 99 + b"\n") * (size // 100))
     read: list[int] = []
+    scope = anyio.CancelScope()
+    cancel_at = 0  # set below: the third chunk the unbounded skip reads
 
     class CountingSource(FileSource):
         def readinto(self, buffer: memoryview) -> int:
             got = super().readinto(buffer)
             read.append(got)
+            if len(read) == cancel_at:
+                cancel_from_worker(scope)
             return got
 
     monkeypatch.setattr(_local, "FileSource", CountingSource)
@@ -336,8 +346,10 @@ async def test_a_cancelled_skip_stops_within_a_chunk_and_ends_the_stream(
     stream = fs.stream_text(await fs.resolve(str(path)))
     assert isinstance(stream, SupportsSkipLines)
     assert tuple(await stream.skip_lines(1)) == (1, False)
-    with anyio.move_on_after(0.002) as scope:
+    cancel_at = len(read) + 3
+    with scope:
         await stream.skip_lines()
     assert scope.cancelled_caught
-    assert sum(read) < size // 2, f"read {sum(read)} of {size} bytes before stopping"
+    assert len(read) == cancel_at, f"read {len(read)} chunks, cancelled in chunk {cancel_at}"
+    assert sum(read) < size // 2
     assert [chunk async for chunk in stream] == []

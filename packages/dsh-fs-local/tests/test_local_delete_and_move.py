@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -730,14 +731,29 @@ async def test_a_directory_across_filesystems_is_refused_and_both_sides_stay(
 
 
 async def test_a_cancelled_copy_across_filesystems_leaves_both_paths_as_before(
-    ws: str, elsewhere: str
+    ws: str,
+    elsewhere: str,
+    monkeypatch: pytest.MonkeyPatch,
+    cancel_from_worker: Callable[[anyio.CancelScope], None],
 ) -> None:
     fs = LocalFileSystem(ws, roots=[ws, elsewhere])
-    big = "x" * (256 << 20)
+    big = "x" * (64 << 20)
     _put(f"{ws}/big.txt", big)
-    with anyio.move_on_after(0.05) as scope:
+    scope = anyio.CancelScope()
+    copied: list[int] = []
+    real_sendfile = os.sendfile
+
+    def sendfile(out_fd: int, in_fd: int, offset: int | None, count: int) -> int:
+        copied.append(real_sendfile(out_fd, in_fd, offset, count))
+        if len(copied) == 2:  # cancelled in the middle of the copy
+            cancel_from_worker(scope)
+        return copied[-1]
+
+    monkeypatch.setattr(os, "sendfile", sendfile)
+    with scope:
         await fs.move(await fs.resolve("big.txt"), await fs.resolve(f"{elsewhere}/big.txt"))
     assert scope.cancelled_caught
+    assert len(copied) == 2 and sum(copied) < len(big)
     assert _names(ws) == ["big.txt"]
     assert os.stat(f"{ws}/big.txt").st_size == len(big)
     assert _names(elsewhere) == []
