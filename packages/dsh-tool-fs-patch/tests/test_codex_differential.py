@@ -14,6 +14,9 @@ Where the package README's "Deliberate differences from Codex" allow a
 difference, a named normalisation (:data:`NORMALISATIONS`, each naming its
 README bullet) accepts exactly that difference and nothing else.
 
+One file over 450 lines: the cases, the two runners and the normalisations
+are one comparison, read together when a new case or difference is added.
+
 The reference is installed with npm (once: into ``$DSH_FS_CODEX_DIR``, else
 ``<tmp>/dsh-fs-codex-<version>``; about 420 MB unpacked). Without npm (or
 offline) the test is skipped locally, but it fails under CI (``CI=true``),
