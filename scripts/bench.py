@@ -1169,7 +1169,9 @@ class SftpBench:
         self.server.start()
         self.backend = self.server.backend(self.root)
         tools = installed_tools() if self.search else TOOLS
-        self.toolfs = ToolFs(self.backend, plugins=[FsPolicy()], tools=tools)
+        # The search rows time the whole job: a time limit that stops it would time the limit.
+        config = {"search_time_limit": 600} if self.search else None
+        self.toolfs = ToolFs(self.backend, plugins=[FsPolicy()], tools=tools, config=config)
         self.session = Session(cwd=self.root)
         options = self.server.connect_options()
         self.conn = await asyncssh.connect(

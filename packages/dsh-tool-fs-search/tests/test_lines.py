@@ -70,6 +70,14 @@ def test_a_pattern_never_matches_across_lines() -> None:
         assert list(LineMatcher.compile(pattern).lines("a\nb\n")) == []
 
 
+def test_a_pattern_that_ends_inside_a_quote_is_quoted_to_its_end() -> None:
+    """RE2's ``\\Q`` quotes to the end of the pattern when no ``\\E`` closes it."""
+    for pattern in ("\\Qa.(b", "x\\Qa.(b", "\\Qa.(b\\E"):
+        matcher = LineMatcher.compile(pattern)
+        assert [m.number for m in matcher.lines("ab\nxa.(b\naxb\n")] == [2], pattern
+        assert matcher.count_lines("xa.(b\nab\n") == 1
+
+
 def test_crlf_and_a_final_cr_are_not_part_of_the_line() -> None:
     matcher = LineMatcher.compile("x$")
     assert list(matcher.lines("x\r\nyx\r")) == [

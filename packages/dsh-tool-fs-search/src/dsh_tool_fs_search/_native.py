@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import heapq
+import itertools
 import os
 import threading
 import weakref
@@ -302,7 +303,7 @@ class NativeFastPath:
                 return None
             paths = await self._not_ignored(ex, scope, found)
             if include is not None:
-                paths = [path for path in paths if include.matches(path)]
+                paths = list(itertools.compress(paths, include.named(paths)))
             total = len(paths)
             if first is not None:
                 looked_at = await to_thread.run_sync(

@@ -20,18 +20,25 @@ linear whatever the pattern.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import re2
 
-from ._engine import full_match
-
 __all__ = ["PathGlob"]
+
+
+class _Found(Protocol):
+    def start(self, group: int = 0) -> int: ...
+
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
 _OPTIONS.dot_nl = True  # a file name may hold a newline
+_LINES = re2.Options()  # many paths at once, one a line (none of them holding a newline)
+_LINES.log_errors = False
+_LINES.never_nl = True
 
 
 def _split_alternatives(body: str) -> list[str] | None:
@@ -179,7 +186,8 @@ class PathGlob:
     """One compiled glob; :meth:`matches` takes a ``/``-joined path relative to the search."""
 
     pattern: str
-    _fullmatch: Callable[[str], bool]
+    _fullmatch: Callable[[bytes], object | None]
+    _whole_lines: Callable[[bytes], Iterator[_Found]]
 
     @classmethod
     def compile(cls, pattern: str) -> PathGlob:
@@ -191,14 +199,36 @@ class PathGlob:
         glob = glob.lstrip("/") if anchored else glob
         body = _translate(glob)
         regex = body if anchored else f"(?:.*/)?{body}"
-        return cls(pattern, full_match(re2.compile(regex, _OPTIONS)))
+        lines = re2.compile(f"(?m)^(?:{regex})$", _LINES)
+        return cls(pattern, re2.compile(regex, _OPTIONS).fullmatch, lines.finditer)
 
     def matches(self, path: str) -> bool:
         """Whether the file at ``path`` (relative, ``/``-joined) is named by the glob."""
         try:
-            return self._fullmatch(path)
+            data = path.encode()  # bytes: the wrapper maps no character offsets
         except UnicodeEncodeError:
-            return self._fullmatch(matchable(path))
+            data = matchable(path).encode()
+        return self._fullmatch(data) is not None
+
+    def named(self, paths: Sequence[str]) -> list[bool]:
+        """``[self.matches(path) for path in paths]``, in one pass of RE2 over the paths
+        joined by newlines: Python runs only for the paths named (why:
+        docs/maintaining/benchmarks.md, G1)."""
+        joined = "\n".join(paths)
+        if not paths or joined.count("\n") != len(paths) - 1:  # a name holds a newline
+            return [self.matches(path) for path in paths]
+        try:
+            data = joined.encode()
+        except UnicodeEncodeError:
+            data = matchable(joined).encode()
+        named = [False] * len(paths)
+        index = last = 0
+        for found in self._whole_lines(data):
+            start = found.start()
+            index += data.count(b"\n", last, start)
+            last = start
+            named[index] = True
+        return named
 
 
 _UNDECODABLE = re.compile("[\ud800-\udfff]")

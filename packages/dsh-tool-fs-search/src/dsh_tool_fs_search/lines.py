@@ -6,9 +6,11 @@ newline: every match lies inside one line) in multi-line mode (``^`` and
 matches in time linear in the input, so no pattern can hang a search —
 ``(a+)+$`` on a long line is as fast as ``a``.
 
-A text is scanned as UTF-8 bytes, with one search per *matching* line
-rather than one call per line: the search jumps to the next match, the
-line around it is cut out, and the next search starts on the line after.
+A text is scanned as UTF-8 bytes in one ``finditer`` over the pattern
+wrapped as ``((?:P))[^\\n]*``: each match runs from the first match on a
+line (group 1) to that line's end, so RE2 jumps from one *matching* line to
+the next and no Python code runs for a line that does not match. Counting
+uses ``(?:P)[^\\n]*``, which spares RE2 finding the group.
 A line is ``\\n``-terminated; the ``\\r`` of a ``\\r\\n`` is not part of the
 line (it is neither matched nor shown), nor is a ``\\r`` that ends the text.
 """
@@ -17,12 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import re2
 from dsh_tool_fs import ToolArgumentError
-
-from ._engine import span_search
 
 __all__ = ["MAX_MATCHED_LINE", "LineMatcher", "LineScanner", "MatchedLine"]
 
@@ -30,8 +30,16 @@ MAX_MATCHED_LINE = 8 << 20
 """Bytes of one line a streamed scan holds at most: a longer line is matched on its start."""
 
 
-_Search = Callable[[bytes, int], tuple[int, int] | None]
-"""A compiled pattern's search from ``pos``: the span of the first match, or ``None``."""
+class _Found(Protocol):
+    """What the scan reads of one of RE2's matches."""
+
+    def start(self, group: int = 0) -> int: ...
+    def end(self, group: int = 0) -> int: ...
+
+
+_Finditer = Callable[[bytes], Iterator[_Found]]
+"""A line finder's ``finditer`` over UTF-8 bytes: each match from a line's first match of
+the pattern to the line's end."""
 
 
 class MatchedLine(NamedTuple):
@@ -50,7 +58,8 @@ class LineMatcher:
 
     pattern: str
     ignore_case: bool
-    _search: _Search
+    _finditer: _Finditer  # ((?:P))[^\n]*: group 1 is the first match
+    _count_finditer: _Finditer  # (?:P)[^\n]*
 
     @classmethod
     def compile(cls, pattern: str, *, ignore_case: bool = False) -> LineMatcher:
@@ -62,17 +71,19 @@ class LineMatcher:
         options.case_sensitive = not ignore_case
         try:
             re2.compile(pattern, options)  # the engine's reason names the pattern as given
-            regex = re2.compile("(?m)" + pattern, options)
+            body = _closed(pattern)
+            finder = re2.compile(f"(?m)((?:{body}))[^\\n]*", options)
+            counter = re2.compile(f"(?m)(?:{body})[^\\n]*", options)
         except re2.error as exc:
             reason = exc.args[0] if exc.args else exc
             if isinstance(reason, bytes):
                 reason = reason.decode("utf-8", "replace")
             raise ToolArgumentError(f"pattern is not a valid regular expression: {reason}") from exc
-        return cls(pattern, ignore_case, span_search(regex))
+        return cls(pattern, ignore_case, finder.finditer, counter.finditer)
 
     def scanner(self) -> LineScanner:
         """A scan of one text fed in chunks."""
-        return LineScanner(self._search)
+        return LineScanner(self._finditer)
 
     def lines(self, text: str) -> Iterator[MatchedLine]:
         """The matching lines of a whole text."""
@@ -85,19 +96,35 @@ class LineMatcher:
         cutting out, numbering or building any of them (what a page that is full needs)."""
         data = text.encode("utf-8", "surrogatepass")
         end = data.rfind(b"\n") + 1
-        count = _count_matching(self._search, data[:end], crlf=True)
+        count = _count_matching(self._count_finditer, data[:end], crlf=True)
         last = data[end : end + MAX_MATCHED_LINE]  # as a scan holds it
         if last:
             if last.endswith(b"\r"):
                 last = last[:-1]
-            count += _count_matching(self._search, last + b"\n", crlf=False)
+            count += _count_matching(self._count_finditer, last + b"\n", crlf=False)
         return count
 
 
-def _count_matching(search: _Search, data: bytes, *, crlf: bool) -> int:
+def _closed(pattern: str) -> str:
+    """``pattern`` with a ``\\E`` after it when it ends inside RE2's ``\\Q…`` quote (which
+    would otherwise quote what the line finder adds after it)."""
+    quoted = False
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("\\E" if quoted else "\\Q", i):
+            quoted = not quoted
+            i += 2
+        elif pattern[i] == "\\" and not quoted:
+            i += 2
+        else:
+            i += 1
+    return pattern + "\\E" if quoted else pattern
+
+
+def _count_matching(finditer: _Finditer, data: bytes, *, crlf: bool) -> int:
     """How many lines of ``data`` (whole lines, each ending in ``\\n``) match: the loop of
     :meth:`LineScanner._scan` without the lines."""
-    return sum(1 for _ in _first_matches(search, _lf(data, crlf)))
+    return sum(1 for _ in _line_matches(finditer, _lf(data, crlf)))
 
 
 def _lf(data: bytes, crlf: bool) -> bytes:
@@ -105,19 +132,21 @@ def _lf(data: bytes, crlf: bool) -> bytes:
     return data.replace(b"\r\n", b"\n") if crlf and b"\r" in data else data
 
 
-def _first_matches(search: _Search, data: bytes) -> Iterator[tuple[int, int, int]]:
-    """The first match of each matching line of ``data`` (whole lines, each ending in
-    ``\\n``): its start, its end, and where its line's ``\\n`` is."""
-    pos = 0
+def _line_matches(finditer: _Finditer, data: bytes) -> Iterator[_Found]:
+    """One match of the line finder for each matching line of ``data`` (whole lines, each
+    ending in ``\\n``): from the line's first match to its ``\\n``.
+
+    The next search starts at that ``\\n``; a match found there is on the same line (an
+    empty one: no match holds a ``\\n``) and passed over, as is an empty one after the last
+    ``\\n`` (no line)."""
     size = len(data)
-    while pos < size:
-        found = search(data, pos)
-        if found is None or found[0] == size:  # not the empty line after the last \n
-            return
-        at, end = found
-        stop = data.index(b"\n", at)
-        yield at, end, stop
-        pos = stop + 1
+    line_end = -1
+    for found in finditer(data):
+        at = found.start()
+        if at in (line_end, size):
+            continue
+        line_end = found.end()
+        yield found
 
 
 class LineScanner:
@@ -128,10 +157,10 @@ class LineScanner:
     rest of an over-long line is passed over, and a match there is not seen).
     """
 
-    __slots__ = ("_carry", "_carry_full", "_lines", "_search")
+    __slots__ = ("_carry", "_carry_full", "_finditer", "_lines")
 
-    def __init__(self, search: _Search) -> None:
-        self._search = search
+    def __init__(self, finditer: _Finditer) -> None:
+        self._finditer = finditer
         self._lines = 0  # complete lines before the carried one
         self._carry = b""
         self._carry_full = False
@@ -179,7 +208,8 @@ class LineScanner:
         data = _lf(data, crlf)
         number = self._lines
         counted = 0  # data[:counted] holds `number - self._lines` newlines
-        for at, end, stop in _first_matches(self._search, data):
+        for found in _line_matches(self._finditer, data):
+            at, end, stop = found.start(), found.end(1), found.end()
             start = data.rfind(b"\n", 0, at) + 1
             number += data.count(b"\n", counted, start) + 1
             counted = stop + 1

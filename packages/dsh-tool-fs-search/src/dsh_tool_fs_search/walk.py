@@ -290,6 +290,7 @@ async def walk_candidates(
                 batch.append(walked)
         ex.step(scope.verb)
         listings = await ex.fs.list_dirs([d for d, _, _ in batch], stat=True)
+        listed: list[Candidate] = []
         for (directory, prefix, rules), entries in zip(batch, listings, strict=True):
             if isinstance(entries, FsError):
                 if entries.code in _SKIPPED:
@@ -309,9 +310,11 @@ async def walk_candidates(
                 elif entry.type == "file":
                     if rules.ignores(base + path, is_dir=False):
                         continue
-                    if include is not None and not include.matches(path):
-                        continue
-                    files.append(Candidate(path, entry.target, entry.size, entry.modified_ns))
+                    listed.append(Candidate(path, entry.target, entry.size, entry.modified_ns))
+        if include is not None:
+            named = include.named([candidate.path for candidate in listed])
+            listed = list(itertools.compress(listed, named))
+        files += listed
         await ex.advance(len(batch), message=f"{len(files)} files found")
     return Candidates(order_candidates(files, first), len(files), stopped)
 
