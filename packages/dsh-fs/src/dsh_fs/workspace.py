@@ -16,7 +16,7 @@ import enum
 import os
 import posixpath
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from ._errors import FsError, FsErrorCode
@@ -96,6 +96,13 @@ class Workspace:
     roots: tuple[str, ...] | None
     read_only_roots: tuple[str, ...] = ()
     read_only: bool = False
+    _innermost_first: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """Every root, read-write and read-only, the longest first: :meth:`root_of` takes the
+    first that holds a path (it runs before every system call of the local backend)."""
+
+    def __post_init__(self) -> None:
+        roots = sorted((*(self.roots or ()), *self.read_only_roots), key=len, reverse=True)
+        object.__setattr__(self, "_innermost_first", tuple(roots))
 
     @classmethod
     def build(
@@ -143,10 +150,10 @@ class Workspace:
 
     def root_of(self, path: str) -> str | None:
         """The innermost root (read-write or read-only) that holds ``path``, or ``None``."""
-        candidates = [
-            root for root in (*(self.roots or ()), *self.read_only_roots) if is_beneath(path, root)
-        ]
-        return max(candidates, key=len, default=None)
+        for root in self._innermost_first:
+            if is_beneath(path, root):
+                return root
+        return None
 
     def check(self, verb: str, display_path: str, path: str, *, write: bool) -> None:
         """Raise the refusal for ``path`` (canonical) when ``verb`` may not reach it.
