@@ -33,7 +33,7 @@ from dsh_fs.preconditions import not_directory, not_found, not_regular, parent_n
 from dsh_fs.workspace import RootsOption, Workspace, is_beneath, outside_workspace
 
 from . import _entries
-from ._attrs import State, info_of, modified_ns
+from ._attrs import State, info_of, modified_ns, version_of
 from ._connection import (
     LOST,
     Address,
@@ -52,6 +52,7 @@ from ._requests import close_quietly, lstat_or_none, read_at
 from ._versions import ServerClock, file_version, guarded_state
 from ._walk import (
     LinkLoop,
+    Lookups,
     Outside,
     ParentNotDirectory,
     Spot,
@@ -212,10 +213,12 @@ class Remote:
         display_path: str,
         *,
         follow: bool = True,
+        lookups: Lookups | None = None,
     ) -> Spot | None:
-        """The walk to ``path``; ``None`` when a parent segment is not a directory."""
+        """The walk to ``path``; ``None`` when a parent segment is not a directory.
+        ``lookups``: the batch's (:class:`._walk.Lookups`)."""
         try:
-            return await self.walker.walk(sftp, path, follow=follow)
+            return await self.walker.walk(sftp, path, follow=follow, lookups=lookups)
         except Outside:
             raise outside_workspace(verb, display_path) from None
         except ParentNotDirectory:
@@ -261,11 +264,11 @@ class Remote:
         return await self.run("stat", display_path, body)
 
     async def _open_regular(
-        self, sftp: asyncssh.SFTPClient, target: FsTarget
+        self, sftp: asyncssh.SFTPClient, target: FsTarget, lookups: Lookups | None = None
     ) -> tuple[Spot, asyncssh.SFTPClientFile]:
         """The walk to ``target`` and its file, opened once the walk saw a regular file."""
         display_path = target.display_path
-        spot = await self.reach(sftp, target.target_key, "read", display_path)
+        spot = await self.reach(sftp, target.target_key, "read", display_path, lookups=lookups)
         if spot is None or spot.attrs is None:
             raise not_found("read", display_path)
         if kind_of(spot.attrs) != "file":
@@ -276,11 +279,11 @@ class Remote:
             raise not_found("read", display_path) from None
 
     async def _readable(
-        self, sftp: asyncssh.SFTPClient, target: FsTarget
+        self, sftp: asyncssh.SFTPClient, target: FsTarget, lookups: Lookups | None = None
     ) -> tuple[Spot, asyncssh.SFTPClientFile, int]:
         """The open regular file of ``target`` and its size at open (checked before opening)."""
         display_path = target.display_path
-        spot, handle = await self._open_regular(sftp, target)
+        spot, handle = await self._open_regular(sftp, target, lookups)
         try:
             attrs = await handle.stat()
             if kind_of(attrs) != "file":
@@ -347,13 +350,15 @@ class Remote:
         target: FsTarget,
         take: Callable[[int, str], None],
         give: Callable[[int], None],
+        lookups: Lookups | None = None,
     ) -> bytes:
         """:meth:`read_bytes` under a budget shared by concurrent reads: ``take(size, display
         path)`` the file's size at open, before reading (it raises, and the file is left
-        unread, when the size does not fit); ``give`` it back if the read fails."""
+        unread, when the size does not fit); ``give`` it back if the read fails.
+        ``lookups``: the batch's."""
 
         async def body(sftp: asyncssh.SFTPClient) -> bytes:
-            _, handle, size = await self._readable(sftp, target)
+            _, handle, size = await self._readable(sftp, target, lookups)
             try:
                 take(size, target.display_path)
                 try:
@@ -367,24 +372,44 @@ class Remote:
         self.workspace.check("read", target.display_path, target.target_key, write=False)
         return await self.run("read", target.display_path, body)
 
-    async def list_dir(self, target: FsTarget, with_stat: bool) -> list[FsDirEntry]:
+    async def list_dir(
+        self, target: FsTarget, with_stat: bool, lookups: Lookups | None = None
+    ) -> list[FsDirEntry]:
+        """The entries of ``target``; ``lookups``: the batch's (:class:`._walk.Lookups`)."""
         display_path = target.display_path
 
         async def body(sftp: asyncssh.SFTPClient) -> list[FsDirEntry]:
-            spot = await self.reach(sftp, target.target_key, "list", display_path)
+            spot = await self.reach(sftp, target.target_key, "list", display_path, lookups=lookups)
             if spot is None or spot.attrs is None:
                 raise not_found("list", display_path)
             if kind_of(spot.attrs) != "directory":
                 raise not_directory("list", display_path)
-            names = [e for e in await sftp.readdir(spot.path) if e.filename not in (".", "..")]
-            return list(
-                await asyncio.gather(
-                    *(self._entry(sftp, spot.path, display_path, e, with_stat) for e in names)
-                )
-            )
+            parent = spot.path
+            names = [e for e in await sftp.readdir(parent) if e.filename not in (".", "..")]
+            entries: list[FsDirEntry | None] = []
+            asked: list[Awaitable[FsDirEntry]] = []  # the entries that need requests
+            for name in names:
+                entry = self._entry_as_listed(parent, display_path, name, with_stat)
+                if entry is None:
+                    asked.append(self._entry(sftp, parent, display_path, name, with_stat, lookups))
+                entries.append(entry)
+            answered = iter(await asyncio.gather(*asked))
+            return [next(answered) if entry is None else entry for entry in entries]
 
         self.workspace.check("list", display_path, target.target_key, write=False)
         return await self.run("list", display_path, body)
+
+    def _entry_as_listed(
+        self, parent: str, parent_display: str, entry: asyncssh.SFTPName, with_stat: bool
+    ) -> FsDirEntry | None:
+        """The entry from its listed attributes alone; ``None`` when it needs requests: a
+        symlink (followed) or, with ``with_stat``, a file whose version needs a digest."""
+        attrs = entry.attrs
+        if kind_of(attrs) == "symlink" or (with_stat and self.clock.racy(attrs)):
+            return None
+        name = str(entry.filename)
+        target = FsTarget(posixpath.join(parent, name), posixpath.join(parent_display, name))
+        return _dir_entry(name, target, attrs, version_of(attrs) if with_stat else None)
 
     async def _entry(
         self,
@@ -393,34 +418,26 @@ class Remote:
         parent_display: str,
         entry: asyncssh.SFTPName,
         with_stat: bool,
+        lookups: Lookups | None = None,
     ) -> FsDirEntry:
+        """The entry of a symlink (followed beneath the roots) or of a racy file."""
         name = str(entry.filename)
         display = posixpath.join(parent_display, name)
         key = posixpath.join(parent, name)
-        attrs: asyncssh.SFTPAttrs | None = entry.attrs
-        assert attrs is not None
+        attrs = entry.attrs
         link = kind_of(attrs) == "symlink"  # the entry itself, whatever it leads to
         if link:
             try:
-                spot = await self.walker.walk(sftp, key)
+                spot = await self.walker.walk(sftp, key, lookups=lookups)
             except (Outside, LinkLoop, ParentNotDirectory):
                 return FsDirEntry(name, "other", FsTarget(key, display), symlink=True)
             if spot.attrs is None:
                 return FsDirEntry(name, "other", FsTarget(spot.path, display), symlink=True)
             key, attrs = spot.path, spot.attrs
-        kind = entry_type(attrs)
         if not with_stat:
-            return FsDirEntry(name, kind, FsTarget(key, display), symlink=link)
+            return _dir_entry(name, FsTarget(key, display), attrs, None, symlink=link)
         version, attrs = await file_version(sftp, key, attrs, self.clock)
-        return FsDirEntry(
-            name,
-            kind,
-            FsTarget(key, display),
-            version,
-            attrs.size if kind == "file" else None,
-            modified_ns(attrs),
-            symlink=link,
-        )
+        return _dir_entry(name, FsTarget(key, display), attrs, version, symlink=link)
 
     async def mutate(
         self,
@@ -497,3 +514,20 @@ class Remote:
 
 
 __all__ = ["Remote"]
+
+
+def _dir_entry(
+    name: str,
+    target: FsTarget,
+    attrs: asyncssh.SFTPAttrs,
+    version: str | None,
+    *,
+    symlink: bool = False,
+) -> FsDirEntry:
+    """A listed entry with the attributes of what it leads to; ``version`` is ``None`` for
+    a listing without ``stat`` (then no size or time either)."""
+    kind = entry_type(attrs)
+    if version is None:
+        return FsDirEntry(name, kind, target, symlink=symlink)
+    size = attrs.size if kind == "file" else None
+    return FsDirEntry(name, kind, target, version, size, modified_ns(attrs), symlink=symlink)

@@ -59,6 +59,7 @@ from ._loop import SshLoop
 from ._remote import Remote
 from ._requests import close_quietly
 from ._url import DEFAULT_PORT, display_path_of, parse_url
+from ._walk import Lookups
 
 
 class SftpFileSystem(FileSystem):
@@ -391,10 +392,12 @@ class _Budget:
 async def _read_all(
     remote: Remote, targets: Sequence[FsTarget], budget: _Budget
 ) -> list[bytes | FsError]:
-    """On the SSH loop: the bytes of each target, concurrently; an ``FsError`` as a value,
-    any other exception raised (after the others finished)."""
+    """On the SSH loop: the bytes of each target, concurrently (their walks sharing their
+    lookups); an ``FsError`` as a value, any other exception raised (after the others
+    finished)."""
+    lookups = Lookups()
     done = await asyncio.gather(
-        *(remote.read_bytes_within(t, budget.take, budget.give) for t in targets),
+        *(remote.read_bytes_within(t, budget.take, budget.give, lookups) for t in targets),
         return_exceptions=True,
     )
     read: list[bytes | FsError] = []
@@ -428,10 +431,12 @@ def _decoded(
 async def _listed(
     remote: Remote, targets: Sequence[FsTarget], stat: bool
 ) -> list[list[FsDirEntry] | FsError]:
-    """On the SSH loop: ``list_dir`` of each target, concurrently; an ``FsError`` as a value,
-    any other exception raised (after the others finished)."""
+    """On the SSH loop: ``list_dir`` of each target, concurrently (their walks sharing their
+    lookups); an ``FsError`` as a value, any other exception raised (after the others
+    finished)."""
+    lookups = Lookups()
     done = await asyncio.gather(
-        *(remote.list_dir(target, stat) for target in targets), return_exceptions=True
+        *(remote.list_dir(target, stat, lookups) for target in targets), return_exceptions=True
     )
     listings: list[list[FsDirEntry] | FsError] = []
     for listing in done:

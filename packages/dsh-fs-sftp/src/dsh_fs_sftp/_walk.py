@@ -6,7 +6,10 @@ the canonical root that holds the path, it ``lstat``\\ s each component, reads
 each symlink with ``readlink`` and continues only while every directory it
 passes through lies beneath a root. A link that leads outside is refused
 even when a further link would lead back in. The lookups of a path without
-symlinks go out together (one round trip whatever the depth).
+symlinks go out together (one round trip whatever the depth), and the walks
+of one batch (the directories of a ``list_dirs``, the files of a
+``read_texts``) share the lookups of the directories they pass through
+(:class:`Lookups`).
 
 The walk is exactly as good as the moment it runs: another process *on the
 server* can swap a directory for a symlink between the walk and the request
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import posixpath
 import stat as st
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 import asyncssh
@@ -78,24 +82,57 @@ def _parts(path: str) -> list[str]:
     return [p for p in path.split("/") if p and p != "."]
 
 
+class Lookups:
+    """The ``lstat`` of each path, sent once for all the walks of one batch.
+
+    The walks of a batch start together, so each of them would send the same
+    lookup of a shared directory in the same round trip; they take one answer
+    instead (64 directories of one parent: 64 lookups and the parent's, not
+    64 times the depth). Answers are kept for one connection: a batch retried
+    on a new one looks again.
+    """
+
+    __slots__ = ("_sent", "_sftp")
+
+    def __init__(self) -> None:
+        self._sftp: asyncssh.SFTPClient | None = None
+        self._sent: dict[str, asyncio.Future[asyncssh.SFTPAttrs | None]] = {}
+
+    def lstat(self, sftp: asyncssh.SFTPClient, path: str) -> Awaitable[asyncssh.SFTPAttrs | None]:
+        """:func:`lstat_or_none` of ``path``, sent unless a walk of the batch sent it."""
+        if sftp is not self._sftp:
+            self._sftp, self._sent = sftp, {}
+        sent = self._sent.get(path)
+        if sent is None:
+            sent = self._sent[path] = asyncio.ensure_future(lstat_or_none(sftp, path))
+        return sent
+
+
 class Walker:
     """The walk of one backend: its workspace (canonical roots on the server)."""
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        roots = (*(workspace.roots or ()), *workspace.read_only_roots)
-        self._roots = tuple(sorted(roots, key=len, reverse=True)) if workspace.contained else ("/",)
 
     def root_of(self, path: str) -> str | None:
         """The innermost root that lexically holds ``path`` (``/`` when uncontained)."""
-        return next((root for root in self._roots if is_beneath(path, root)), None)
+        return self.workspace.root_of(path) if self.workspace.contained else "/"
 
     def _inside(self, path: str) -> bool:
         return not self.workspace.contained or self.root_of(path) is not None
 
-    async def walk(self, sftp: asyncssh.SFTPClient, path: str, *, follow: bool = True) -> Spot:
+    async def walk(
+        self,
+        sftp: asyncssh.SFTPClient,
+        path: str,
+        *,
+        follow: bool = True,
+        lookups: Lookups | None = None,
+    ) -> Spot:
         """Reach canonical ``path`` (beneath a root); raise :class:`Outside`,
-        :class:`ParentNotDirectory` or :class:`LinkLoop`, or ``asyncssh.SFTPError``."""
+        :class:`ParentNotDirectory` or :class:`LinkLoop`, or ``asyncssh.SFTPError``.
+        ``lookups``: the batch's, shared with the other walks of it."""
+        lstat = lookups if lookups is not None else Lookups()
         root = self.root_of(path)
         if root is None:
             raise Outside
@@ -117,7 +154,7 @@ class Walker:
                     raise Outside
                 continue
             prefixes = [posixpath.join(cur, *plain[: i + 1]) for i in range(len(plain))]
-            found = await asyncio.gather(*(lstat_or_none(sftp, p) for p in prefixes))
+            found = await asyncio.gather(*(lstat.lstat(sftp, p) for p in prefixes))
             for i, attrs in enumerate(found):
                 name = pending.pop(0)
                 last = not pending
