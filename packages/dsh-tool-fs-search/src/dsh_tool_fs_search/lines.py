@@ -31,10 +31,10 @@ MAX_MATCHED_LINE = 8 << 20
 
 
 class _Found(Protocol):
-    """What the scan reads of one of RE2's matches."""
+    """What the scan reads of one of RE2's matches (``span``: one call for both ends, where
+    ``start`` and ``end`` would each check the group number)."""
 
-    def start(self, group: int = 0) -> int: ...
-    def end(self, group: int = 0) -> int: ...
+    def span(self, group: int = 0) -> tuple[int, int]: ...
 
 
 _Finditer = Callable[[bytes], Iterator[_Found]]
@@ -142,10 +142,10 @@ def _line_matches(finditer: _Finditer, data: bytes) -> Iterator[_Found]:
     size = len(data)
     line_end = -1
     for found in finditer(data):
-        at = found.start()
+        at, end = found.span()
         if at in (line_end, size):
             continue
-        line_end = found.end()
+        line_end = end
         yield found
 
 
@@ -209,9 +209,9 @@ class LineScanner:
         number = self._lines
         counted = 0  # data[:counted] holds `number - self._lines` newlines
         for found in _line_matches(self._finditer, data):
-            at, end, stop = found.start(), found.end(1), found.end()
+            (at, stop), end = found.span(), found.span(1)[1]
             start = data.rfind(b"\n", 0, at) + 1
             number += data.count(b"\n", counted, start) + 1
             counted = stop + 1
             yield MatchedLine(number, data[start:stop], at - start, min(end, stop) - start)
-        self._lines += data.count(b"\n")
+        self._lines = number + data.count(b"\n", counted)
