@@ -385,13 +385,13 @@ class Remote:
             if kind_of(spot.attrs) != "directory":
                 raise not_directory("list", display_path)
             parent = spot.path
-            names = [e for e in await sftp.readdir(parent) if e.filename not in (".", "..")]
+            listing = [e for e in await sftp.readdir(parent) if e.filename not in (".", "..")]
             entries: list[FsDirEntry | None] = []
             asked: list[Awaitable[FsDirEntry]] = []  # the entries that need requests
-            for name in names:
-                entry = self._entry_as_listed(parent, display_path, name, with_stat)
+            for item in listing:
+                entry = self._entry_as_listed(parent, display_path, item, with_stat)
                 if entry is None:
-                    asked.append(self._entry(sftp, parent, display_path, name, with_stat, lookups))
+                    asked.append(self._entry(sftp, parent, display_path, item, with_stat, lookups))
                 entries.append(entry)
             answered = iter(await asyncio.gather(*asked))
             return [next(answered) if entry is None else entry for entry in entries]
