@@ -150,7 +150,8 @@ def generate(root: str, wanted: set[str]) -> Data:
         os.mkdir(d.crowded)
         for i in range(20_000):
             os.close(os.open(os.path.join(d.crowded, f"module_{i:05d}.py"), os.O_CREAT, 0o644))
-    if wanted & {"G1", "G2", "F8", "F9", "R1", "R2", "R3", "R4", "R5", "R1S", "R1N", "R3N", "R3T"}:
+    search_rows = {"R1", "R1S", "R1N", "R2", "R3", "R3N", "R3T", "R4", "R4N", "R5", "R5N"}
+    if wanted & ({"G1", "G2", "F8", "F9"} | search_rows):
         # A real source tree: this environment's packages, symlinks kept as symlinks.
         d.source_tree = os.path.join(root, "site-packages")
         site = next(p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p))
@@ -1048,6 +1049,24 @@ async def r3t(row: Row, d: Data, runs: int) -> None:
     await r3n(row, d, runs, confined=False)
 
 
+async def r4n(row: Row, d: Data, runs: int, pattern: str = REGEX_CASELESS) -> None:
+    """R4N/R5N: the regular expression rows' confined ``rg`` alone, with the prefilter the
+    native path gives it (``--text``, the pattern translated), against the row's ``rg -n``."""
+    from dsh_tool_fs_search._native import rg_grep_arguments, rg_prefilter
+    from dsh_tool_fs_search.lines import LineMatcher
+
+    prefilter = rg_prefilter(LineMatcher.compile(pattern))
+    if prefilter is None:
+        raise ProductError(f"no rg prefilter for {pattern!r}")
+    regex, fixed = prefilter
+    arguments = rg_grep_arguments(regex, ignore_case=False, globs=[], fixed=fixed)
+    await rg_alone(row, d, runs, arguments, rg_grep_command(pattern, fixed=False))
+
+
+async def r5n(row: Row, d: Data, runs: int) -> None:
+    await r4n(row, d, runs, REGEX_METHOD)
+
+
 # G1/G2: glob and grep through the seam (dsh-tool-fs-search), no native fast path
 
 G_VCS = {".git", ".hg", ".svn", ".jj"}
@@ -1349,6 +1368,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "R4": (f"grep regex {REGEX_CASELESS!r}, same tree", "ms", 1.5, "≤ 1.5", r4),
     "R5": (f"grep regex {REGEX_METHOD!r}, same tree", "ms", 1.5, "≤ 1.5", r5),
     "R3T": ("R3N's flags, rg not confined", "ms", None, "info", r3t),
+    "R4N": ("R4's confined rg alone (--text)", "ms", None, "info", r4n),
+    "R5N": ("R5's confined rg alone (--text)", "ms", None, "info", r5n),
 }
 BASELINE_NAMES = {
     "W1": "strict 1 MiB decode + count",
@@ -1379,6 +1400,8 @@ BASELINE_NAMES = {
     "R4": "rg -n, same pattern and rules",
     "R5": "rg -n, same pattern and rules",
     "R3T": "R3's: rg -n -F",
+    "R4N": "R4's: rg -n",
+    "R5N": "R5's: rg -n",
 }
 
 # ---------------------------------------------------------------------------
