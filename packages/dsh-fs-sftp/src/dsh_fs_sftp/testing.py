@@ -25,7 +25,7 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
+import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,10 +58,17 @@ def _free_port() -> int:
 
 
 class SshServer:
-    """One ``sshd`` on ``127.0.0.1``, configured in its own temporary directory.
+    """One OpenSSH server on ``127.0.0.1``, configured in its own temporary directory.
 
     ``subsystem`` is the ``Subsystem sftp`` command (``internal-sftp -P
     fsync`` serves a server that refuses an extension).
+
+    A thread accepts the connections and hands each one to its own ``sshd
+    -i`` (inetd mode), with ``TCP_NODELAY`` set on the socket first. ``sshd``
+    leaves Nagle's algorithm on for a session without a terminal, and it
+    sends a debug message ("key options: …") just before it confirms a new
+    session; the confirmation then waits for the client's delayed ACK, about
+    40 ms on a loopback, for every SFTP session a test opens.
     """
 
     def __init__(self, directory: Path, *, subsystem: str = "internal-sftp") -> None:
@@ -106,7 +113,9 @@ class SshServer:
                 ]
             )
         )
-        self.process: subprocess.Popen[bytes] | None = None
+        self._listener: socket.socket | None = None
+        self._accepting: threading.Thread | None = None
+        self._served: list[subprocess.Popen[bytes]] = []
 
     @property
     def url(self) -> str:
@@ -125,32 +134,42 @@ class SshServer:
         return SftpFileSystem("127.0.0.1", cwd=cwd, **self.connect_options(), **options)
 
     def start(self) -> None:
-        """Start ``sshd`` and wait until it accepts connections."""
+        """Check the configuration, then accept connections (each one served by its own
+        ``sshd -i``) until :meth:`stop`."""
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # its privilege separation dir
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            [self.binary, "-D", "-e", "-f", str(self.config_path)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
+        checked = subprocess.run(
+            [self.binary, "-t", "-f", str(self.config_path)], capture_output=True, text=True
         )
-        log.close()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"sshd exited at start: {self.log_path.read_text()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    if s.recv(4).startswith(b"SSH-"):
-                        return
-            except OSError:
-                time.sleep(0.02)
-        raise RuntimeError(f"sshd did not start listening: {self.log_path.read_text()}")
+        if checked.returncode != 0:
+            raise RuntimeError(f"sshd refuses its configuration: {checked.stderr}")
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        self._accepting = threading.Thread(target=self._accept, args=(listener,), daemon=True)
+        self._accepting.start()
+
+    def _accept(self, listener: socket.socket) -> None:
+        with contextlib.suppress(OSError):  # the listener closed: stop
+            while True:
+                connection, _ = listener.accept()
+                with connection:
+                    connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    with self.log_path.open("ab") as log:
+                        self._served.append(
+                            subprocess.Popen(
+                                [self.binary, "-i", "-e", "-f", str(self.config_path)],
+                                stdin=connection.fileno(),
+                                stdout=connection.fileno(),
+                                stderr=log,
+                            )
+                        )
 
     def sessions(self) -> list[int]:
-        """The pids of the per-connection processes of this ``sshd`` (its descendants)."""
-        if self.process is None:
-            return []
+        """The pids of the processes serving this server's open connections (each ``sshd
+        -i`` and what it started)."""
+        live = [served.pid for served in self._served if served.poll() is None]
         children: dict[int, list[int]] = {}
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
@@ -161,27 +180,32 @@ class SshServer:
                 continue
             children.setdefault(int(fields[1]), []).append(int(entry))
         found: list[int] = []
-        todo = [self.process.pid]
+        todo = list(live)
         while todo:
-            for child in children.get(todo.pop(), []):
-                found.append(child)
-                todo.append(child)
+            pid = todo.pop()
+            found.append(pid)
+            todo.extend(children.get(pid, []))
         return found
 
     def stop(self) -> None:
-        """Kill ``sshd`` and every session it started (by pid), and reap it."""
-        if self.process is None:
+        """Stop accepting, kill every session (by pid) and reap them."""
+        if self._listener is None:
             return
-        sessions = self.sessions()
-        self.process.kill()
-        self.process.wait(timeout=10)
-        for pid in sessions:
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        self._listener = None
+        if self._accepting is not None:
+            self._accepting.join(timeout=10)
+        for pid in self.sessions():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        self.process = None
+        for served in self._served:
+            served.wait(timeout=10)
+        self._served = []
 
     def restart(self) -> None:
-        """Kill the server with its sessions (every connection drops), then start it again."""
+        """Kill every session (every connection drops), then accept again on the same port."""
         self.stop()
         self.start()
 
