@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 import asyncssh
 import pytest
-from dsh_fs.workspace import Workspace
 from dsh_fs_sftp._loop import SshLoop
-from dsh_fs_sftp._walk import Lookups, Outside, Walker
+from dsh_fs_sftp._remote import Remote
+from dsh_fs_sftp._walk import Lookups, Outside
 from dsh_fs_sftp.testing import SshServer
 
 pytestmark = pytest.mark.anyio
@@ -37,34 +37,20 @@ class CountingClient:
         return getattr(self._sftp, name)
 
 
-async def walks(
-    server: SshServer, root: str, paths: list[str], *, batch: bool
-) -> tuple[list[str], Counter[str]]:
-    """On the SSH loop: the walks of ``paths`` at once (sharing one ``Lookups`` when
-    ``batch``), what each ended with, and the lookups the server was sent."""
-    options = server.connect_options()
-    walker = Walker(Workspace(roots=(root,)))
-    async with (
-        asyncssh.connect(
-            "127.0.0.1",
-            options["port"],
-            username=options["username"],
-            client_keys=[options["client_keys"]],
-            known_hosts=options["known_hosts"],
-        ) as conn,
-        conn.start_sftp_client() as sftp,
-    ):
-        client = CountingClient(sftp)
-        shared = Lookups() if batch else None
+async def walks(remote: Remote, paths: list[str], *, batch: bool) -> tuple[list[str], Counter[str]]:
+    """On the SSH loop: the backend's walks of ``paths`` at once (sharing one ``Lookups``
+    when ``batch``), what each ended with, and the lookups the server was sent."""
+    client = CountingClient(await remote.connect())
+    shared = Lookups() if batch else None
 
-        async def walk(path: str) -> str:
-            try:
-                spot = await walker.walk(client, path, lookups=shared)  # type: ignore[arg-type]
-            except Outside:
-                return "outside"
-            return spot.path
+    async def walk(path: str) -> str:
+        try:
+            spot = await remote.walker.walk(client, path, lookups=shared)  # type: ignore[arg-type]
+        except Outside:
+            return "outside"
+        return spot.path
 
-        return list(await asyncio.gather(*(walk(p) for p in paths))), client.asked
+    return list(await asyncio.gather(*(walk(p) for p in paths))), client.asked
 
 
 async def on_ssh_loop(walked: Coroutine[Any, Any, T]) -> T:
@@ -87,11 +73,12 @@ async def test_the_walks_of_a_batch_look_up_a_shared_directory_once(
     sshd: SshServer, tmp_path: Path
 ) -> None:
     root, a, paths = tree(tmp_path)
-    found, asked = await on_ssh_loop(walks(sshd, root, paths, batch=True))
-    assert found == paths
-    assert asked == Counter({a: 1, f"{a}/b": 1, **dict.fromkeys(paths, 1)})
-    # Alone, each walk looks up every directory on its way.
-    found, asked = await on_ssh_loop(walks(sshd, root, paths, batch=False))
+    async with sshd.backend(root) as fs:
+        found, asked = await on_ssh_loop(walks(fs._remote, paths, batch=True))
+        assert found == paths
+        assert asked == Counter({a: 1, f"{a}/b": 1, **dict.fromkeys(paths, 1)})
+        # Alone, each walk looks up every directory on its way.
+        found, asked = await on_ssh_loop(walks(fs._remote, paths, batch=False))
     assert found == paths
     assert asked == Counter({a: 3, f"{a}/b": 3, **dict.fromkeys(paths, 1)})
 
@@ -101,5 +88,6 @@ async def test_a_walk_that_leaves_the_root_is_refused_within_a_batch(
 ) -> None:
     root, a, paths = tree(tmp_path)
     batch = [*paths, f"{a}/out", f"{a}/out/x"]
-    found, _ = await on_ssh_loop(walks(sshd, root, batch, batch=True))
+    async with sshd.backend(root) as fs:
+        found, _ = await on_ssh_loop(walks(fs._remote, batch, batch=True))
     assert found == [*paths, "outside", "outside"]

@@ -119,7 +119,7 @@ class Walker:
         return self.workspace.root_of(path) if self.workspace.contained else "/"
 
     def _inside(self, path: str) -> bool:
-        return not self.workspace.contained or self.root_of(path) is not None
+        return self.root_of(path) is not None
 
     async def walk(
         self,
