@@ -1408,7 +1408,7 @@ BASELINE_NAMES = {
 # Peak memory: a fresh interpreter does one read and reports its ru_maxrss growth
 
 
-def peak_child(path: str, warm: str, grep: str | None = None) -> None:
+def peak_child(path: str, warm: str, grep: str | None = None, grep_path: str = "") -> None:
     """Runs in the subprocess: one warm-up read of a small file, then the measured read.
 
     The work happens in a forked grandchild: Linux carries a process's
@@ -1424,7 +1424,7 @@ def peak_child(path: str, warm: str, grep: str | None = None) -> None:
         if grep is None:
             _peak_read(path, warm)
         else:
-            _peak_grep(path, warm, grep)
+            _peak_grep(path, warm, grep, grep_path)
     except BaseException:
         traceback.print_exc()
         sys.stderr.flush()
@@ -1433,28 +1433,34 @@ def peak_child(path: str, warm: str, grep: str | None = None) -> None:
     os._exit(0)
 
 
+async def _measured(
+    stack: Stack | SftpBench,
+    warm: tuple[str, dict[str, Any]],
+    call: tuple[str, dict[str, Any]],
+    count: str,
+) -> dict[str, Any]:
+    """In the grandchild: ``warm`` once, then ``call`` measured."""
+    await stack.call(*warm)
+    gc.collect()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    r = await stack.toolfs.execute(*call, session=stack.session)
+    seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "growth_kb": after - before,
+        "before_kb": before,
+        "seconds": seconds,
+        "error": r.text if r.is_error else "",
+        "count": None if r.value is None else r.value[count],
+    }
+
+
 def _peak_call(
     stack: Stack, warm: tuple[str, dict[str, Any]], call: tuple[str, dict[str, Any]], count: str
 ) -> None:
     """In the grandchild: ``warm`` once, then ``call`` measured; prints one JSON line."""
-
-    async def main() -> dict[str, Any]:
-        await stack.call(*warm)
-        gc.collect()
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        t0 = time.perf_counter()
-        r = await stack.toolfs.execute(*call, session=stack.session)
-        seconds = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return {
-            "growth_kb": after - before,
-            "before_kb": before,
-            "seconds": seconds,
-            "error": r.text if r.is_error else "",
-            "count": None if r.value is None else r.value[count],
-        }
-
-    print(json.dumps(anyio.run(main)))
+    print(json.dumps(anyio.run(_measured, stack, warm, call, count)))
 
 
 def _peak_read(path: str, warm: str) -> None:
@@ -1462,11 +1468,25 @@ def _peak_read(path: str, warm: str) -> None:
     _peak_call(Stack(os.path.dirname(path)), ("read", {"file_path": warm}), read, "totalLines")
 
 
-def _peak_grep(directory: str, warm: str, literal: str) -> None:
-    """R2G: a grep of ``literal`` in ``directory`` (the 1 GiB file). The warm-up takes the
-    same path (sandbox started, modules imported) but selects no file."""
+def _peak_grep(directory: str, warm: str, literal: str, path: str) -> None:
+    """R2G, G2G, F9G: a grep of ``literal`` in ``directory`` (the 1 GiB file) on ``path``
+    (``native``, ``seam`` or ``sftp``). The warm-up takes the same path (sandbox started or
+    connection opened, modules imported) but selects no file."""
     warm_up = ("grep", {"pattern": literal, "include": "*.none"})
-    _peak_call(Stack(directory), warm_up, ("grep", {"pattern": literal}), "totalMatches")
+    call = ("grep", {"pattern": literal})
+    if path == "sftp":
+
+        async def over_sftp() -> dict[str, Any]:
+            async with SftpBench(directory, search=True) as b:
+                return await _measured(b, warm_up, call, "totalMatches")
+
+        print(json.dumps(asyncio.run(over_sftp())))
+        return
+    if path == "seam":
+        from dsh_tool_fs_search._native import SWITCH
+
+        os.environ[SWITCH] = "0"
+    _peak_call(Stack(directory), warm_up, call, "totalMatches")
 
 
 GREP_MARKER = "UNIQUE_MARKER_GIGABYTE"
@@ -1493,9 +1513,19 @@ def measure_peak(path: str, warm: str, expected_lines: int) -> tuple[float, str]
     return _measure_child(["--peak-child", path, warm], "totalLines", expected_lines)
 
 
-def measure_peak_grep(directory: str, warm: str) -> tuple[float, str]:
-    """Peak RSS growth in MB of one product grep of the 1 GiB file, in a fresh interpreter."""
-    return _measure_child(["--peak-grep-child", directory, warm], "totalMatches", 1)
+def measure_peak_grep(directory: str, warm: str, path: str) -> tuple[float, str]:
+    """Peak RSS growth in MB of one product grep of the 1 GiB file on ``path``, in a fresh
+    interpreter."""
+    return _measure_child(["--peak-grep-child", directory, warm, path], "totalMatches", 1)
+
+
+PEAK_GREPS = {
+    "R2G": ("native", "peak memory: grep literal, 1 GiB file"),
+    "G2G": ("seam", "peak memory: R2G on the seam path"),
+    "F9G": ("sftp", "peak memory: R2G over SFTP"),
+}
+"""The 1 GiB grep on each path: its row, the path, its title."""
+PEAK_IDS = ("W1G", *PEAK_GREPS)
 
 
 # ---------------------------------------------------------------------------
@@ -1578,7 +1608,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="run the product without workspace containment (roots=None), to measure its cost",
     )
     p.add_argument("--peak-child", nargs=2, help=argparse.SUPPRESS)
-    p.add_argument("--peak-grep-child", nargs=2, help=argparse.SUPPRESS)
+    p.add_argument("--peak-grep-child", nargs=3, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -1588,8 +1618,8 @@ def main(argv: list[str] | None = None) -> int:
         peak_child(*args.peak_child)
         return 0
     if args.peak_grep_child:
-        directory, warm = args.peak_grep_child
-        peak_child(directory, warm, grep=GREP_MARKER)
+        directory, warm, path = args.peak_grep_child
+        peak_child(directory, warm, grep=GREP_MARKER, grep_path=path)
         return 0
     global CONTAINED
     CONTAINED = not args.roots_off
@@ -1597,14 +1627,14 @@ def main(argv: list[str] | None = None) -> int:
     if runs < 1:
         print("--runs must be at least 1", file=sys.stderr)
         return 2
-    all_ids = [*WORKLOADS, "W1G", "R2G"]
+    all_ids = [*WORKLOADS, *PEAK_IDS]
     wanted = [w.strip().upper() for w in args.only.split(",") if w.strip()] or all_ids
     unknown = [w for w in wanted if w not in all_ids]
     if unknown:
         print(f"unknown workload id(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
     if args.quick and not args.only:
-        wanted = [w for w in wanted if w not in ("W1G", "R2G")]
+        wanted = [w for w in wanted if w not in PEAK_IDS]
     started = time.perf_counter()
     load_at_start = os.getloadavg()[0]
     root = tempfile.mkdtemp(prefix="dsh-bench-", dir=args.tmpdir)
@@ -1615,7 +1645,7 @@ def main(argv: list[str] | None = None) -> int:
         os.sync()  # write the data back now, not during the timed fsyncs of W6/W7
         log(f"  done in {time.perf_counter() - started:.1f} s")
         for wid in wanted:
-            if wid in ("W1G", "R2G"):
+            if wid in PEAK_IDS:
                 continue
             title, unit, target, target_text, _ = WORKLOADS[wid]
             rows.append(Row(wid, title, unit, target, target_text))
@@ -1695,28 +1725,30 @@ def peaks(rows: list[Row], d: Data, wanted: list[str], root: str) -> None:
             row.skipped = f"skipped — not available yet: {exc}"
         else:
             jobs.append((row, make_gigabyte))
-    if "R2G" in wanted:
-        row = Row("R2G", "peak memory: grep literal, 1 GiB file", "ms", None, "≤ 64 MB")
+    greps = [wid for wid in PEAK_GREPS if wid in wanted]
+    directory = os.path.join(root, "gig")
+    big = os.path.join(directory, "gigabyte.txt")
+    for wid in greps:  # one 1 GiB file for the three paths
+        path, title = PEAK_GREPS[wid]
+        row = Row(wid, title, "ms", None, "≤ 64 MB")
         rows.append(row)
-        log("R2G peak memory …")
-        directory = os.path.join(root, "gig")
-        os.makedirs(directory, exist_ok=True)
-        big = os.path.join(directory, "gigabyte.txt")
+        log(f"{wid} peak memory …")
         try:
-            write_gigabyte(big)
-            with open(big, "a", encoding="utf-8") as f:
-                f.write(GREP_MARKER + "\n")
-            row.peak_mb, detail = measure_peak_grep(directory, warm)
+            if not os.path.exists(big):
+                os.makedirs(directory, exist_ok=True)
+                write_gigabyte(big)
+                with open(big, "a", encoding="utf-8") as f:
+                    f.write(GREP_MARKER + "\n")
+            row.peak_mb, detail = measure_peak_grep(directory, warm, path)
             row.note = (
                 f"peak RSS growth {row.peak_mb:.1f} MB of the host (bound 64 MB; the grep took "
-                f"{detail}); {native_state()} — rg runs in its own process, not counted"
+                f"{detail}); {_grep_path_note(path)}"
             )
         except (ProductError, ImportError) as exc:
             row.error = f"peak memory: {exc}"
-        finally:
-            if os.path.exists(big):
-                os.remove(big)
         log(f"  {row.result}")
+    if os.path.exists(big):
+        os.remove(big)
     for row, make in jobs:
         log(f"{row.id} peak memory …")
         try:
@@ -1730,6 +1762,14 @@ def peaks(rows: list[Row], d: Data, wanted: list[str], root: str) -> None:
             if os.path.exists(gig):
                 os.remove(gig)
         log(f"  {row.result}")
+
+
+def _grep_path_note(path: str) -> str:
+    if path == "sftp":
+        return "over SFTP (loopback sshd): the server's processes are not counted"
+    if path == "seam":
+        return "seam path (DSH_FS_SEARCH_NATIVE=0): the file streamed through stream_text"
+    return f"{native_state()} — rg runs in its own process, not counted"
 
 
 def machine() -> dict[str, Any]:
