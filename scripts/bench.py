@@ -1480,7 +1480,7 @@ def _peak_grep(directory: str, warm: str, literal: str, path: str) -> None:
             async with SftpBench(directory, search=True) as b:
                 return await _measured(b, warm_up, call, "totalMatches")
 
-        print(json.dumps(asyncio.run(over_sftp())))
+        print(json.dumps(anyio.run(over_sftp)))
         return
     if path == "seam":
         from dsh_tool_fs_search._native import SWITCH
