@@ -151,7 +151,7 @@ def generate(root: str, wanted: set[str]) -> Data:
         for i in range(20_000):
             os.close(os.open(os.path.join(d.crowded, f"module_{i:05d}.py"), os.O_CREAT, 0o644))
     search_rows = {"R1", "R1S", "R1N", "R2", "R3", "R3N", "R3T", "R4", "R4N", "R5", "R5N"}
-    if wanted & ({"G1", "G2", "F8", "F9"} | search_rows):
+    if wanted & ({"G1", "G1N", "G2", "G2N", "F8", "F9"} | search_rows):
         # A real source tree: this environment's packages, symlinks kept as symlinks.
         d.source_tree = os.path.join(root, "site-packages")
         site = next(p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p))
@@ -1073,12 +1073,17 @@ G_VCS = {".git", ".hg", ".svn", ".jj"}
 G_LITERAL = "zq_not_in_any_file_qz"
 
 
-def baseline_walk(root: str) -> list[tuple[str, os.stat_result]]:
-    """Every regular file beneath ``root``: no symlink followed, no VCS directory entered."""
+def baseline_walk(
+    root: str, directories: list[str] | None = None
+) -> list[tuple[str, os.stat_result]]:
+    """Every regular file beneath ``root``: no symlink followed, no VCS directory entered
+    (each directory walked, ``root`` first, appended to ``directories`` when given)."""
     found = []
     pending = [root]
     while pending:
         directory = pending.pop()
+        if directories is not None:
+            directories.append(directory)
         with os.scandir(directory) as scan:
             for entry in scan:
                 if entry.is_dir(follow_symlinks=False):
@@ -1157,6 +1162,39 @@ async def g2(row: Row, d: Data, runs: int) -> None:
     with seam_path_only():
         await measure(row, product, sync_op(lambda: baseline_grep(d.source_tree)), runs)
     row.note = f"{len(baseline_walk(d.source_tree))} files walked, every text file read"
+
+
+async def g1n(row: Row, d: Data, runs: int, *, read: bool = False) -> None:
+    """G1N/G2N: the seam path's floor on the local backend, what the walk (and grep's reads)
+    ask of it: ``list_dirs`` of every directory the walk enters, ``stat=True``, as many at
+    once as the walk lists (with ``read``: then ``read_texts`` of every file, as many at once
+    as grep reads), and nothing of the search's own — no rules, matching, order or page."""
+    from dsh_fs_local import LocalFileSystem
+    from dsh_tool_fs_search.search_files import FILES_AT_ONCE
+    from dsh_tool_fs_search.walk import DIRECTORIES_AT_ONCE
+
+    tree = search_tree(d)
+    fs = LocalFileSystem(tree)
+    walked: list[str] = []
+    paths = [path for path, _ in baseline_walk(tree, walked)]
+    directories = [await fs.resolve(path) for path in walked]
+    files = [await fs.resolve(path) for path in paths] if read else []
+
+    async def product() -> None:
+        for at in range(0, len(directories), DIRECTORIES_AT_ONCE):
+            await fs.list_dirs(directories[at : at + DIRECTORIES_AT_ONCE], stat=True)
+        for at in range(0, len(files), FILES_AT_ONCE):
+            await fs.read_texts(files[at : at + FILES_AT_ONCE])
+
+    baseline = baseline_grep if read else baseline_glob
+    await measure(row, product, sync_op(lambda: baseline(tree)), runs)
+    row.note = f"{len(directories)} directories listed" + (
+        f", {len(files)} files read whole" if read else ""
+    )
+
+
+async def g2n(row: Row, d: Data, runs: int) -> None:
+    await g1n(row, d, runs, read=True)
 
 
 # ---------------------------------------------------------------------------
@@ -1352,6 +1390,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "W10": ("W7 among 20,000 files", "ms", 1.25, "≤ 1.25", w10),
     "G1": ("glob '**/*.py', seam path, site-packages copy", "ms", 2.0, "≤ 2.0", g1),
     "G2": ("grep a literal, seam path, same tree", "ms", 2.0, "≤ 2.0", g2),
+    "G1N": ("G1's listing alone (list_dirs)", "ms", None, "info", g1n),
+    "G2N": ("G2's listing and reads alone", "ms", None, "info", g2n),
     "F3": ("W3 over SFTP (loopback sshd), 1 MB", "µs", 1.3, "≤ 1.3", f3),
     "F7": ("W7 over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", f7),
     "F8": ("G1's glob over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", f8),
@@ -1384,6 +1424,8 @@ BASELINE_NAMES = {
     "W10": "durable floor in that directory",
     "G1": "scandir walk + name match + mtime sort",
     "G2": "scandir walk + read + strict decode + count",
+    "G1N": "G1's: scandir walk + match + sort",
+    "G2N": "G2's: walk + read + decode + count",
     "F3": "asyncssh read+splitlines+format",
     "F7": "asyncssh tmp+write+fsync+rename",
     "F8": "asyncssh readdir walk + match + sort",
