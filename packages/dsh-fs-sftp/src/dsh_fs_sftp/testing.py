@@ -151,20 +151,23 @@ class SshServer:
         self._accepting.start()
 
     def _accept(self, listener: socket.socket) -> None:
-        with contextlib.suppress(OSError):  # the listener closed: stop
+        # Until the listener closes (OSError); each session's `sshd -i` logs to the one file.
+        with self.log_path.open("ab") as log, contextlib.suppress(OSError):
             while True:
                 connection, _ = listener.accept()
                 with connection:
                     connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    with self.log_path.open("ab") as log:
-                        self._served.append(
-                            subprocess.Popen(
-                                [self.binary, "-i", "-e", "-f", str(self.config_path)],
-                                stdin=connection.fileno(),
-                                stdout=connection.fileno(),
-                                stderr=log,
-                            )
+                    # The sessions that ended are reaped here, not kept until stop().
+                    served = [process for process in self._served if process.poll() is None]
+                    served.append(
+                        subprocess.Popen(
+                            [self.binary, "-i", "-e", "-f", str(self.config_path)],
+                            stdin=connection.fileno(),
+                            stdout=connection.fileno(),
+                            stderr=log,
                         )
+                    )
+                    self._served = served
 
     def sessions(self) -> list[int]:
         """The pids of the processes serving this server's open connections (each ``sshd
