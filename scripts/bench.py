@@ -1450,8 +1450,10 @@ BASELINE_NAMES = {
 # Peak memory: a fresh interpreter does one read and reports its ru_maxrss growth
 
 
-def peak_child(path: str, warm: str, grep: str | None = None, grep_path: str = "") -> None:
-    """Runs in the subprocess: one warm-up read of a small file, then the measured read.
+def peak_child(path: str, warm: str, grep_path: str | None = None) -> None:
+    """Runs in the subprocess: one warm-up read of a small file, then the measured read (with
+    ``grep_path``, the measured grep of :data:`GREP_MARKER` in the directory ``path`` on that
+    path).
 
     The work happens in a forked grandchild: Linux carries a process's
     ``ru_maxrss`` across ``exec``, so a child started by this (large) benchmark
@@ -1463,10 +1465,10 @@ def peak_child(path: str, warm: str, grep: str | None = None, grep_path: str = "
         _, status = os.waitpid(pid, 0)
         sys.exit(os.waitstatus_to_exitcode(status))
     try:
-        if grep is None:
+        if grep_path is None:
             _peak_read(path, warm)
         else:
-            _peak_grep(path, warm, grep, grep_path)
+            _peak_grep(path, warm, grep_path)
     except BaseException:
         traceback.print_exc()
         sys.stderr.flush()
@@ -1510,12 +1512,12 @@ def _peak_read(path: str, warm: str) -> None:
     _peak_call(Stack(os.path.dirname(path)), ("read", {"file_path": warm}), read, "totalLines")
 
 
-def _peak_grep(directory: str, warm: str, literal: str, path: str) -> None:
-    """R2G, G2G, F9G: a grep of ``literal`` in ``directory`` (the 1 GiB file) on ``path``
+def _peak_grep(directory: str, warm: str, path: str) -> None:
+    """R2G, G2G, F9G: a grep of :data:`GREP_MARKER` in ``directory`` (the 1 GiB file) on ``path``
     (``native``, ``seam`` or ``sftp``). The warm-up takes the same path (sandbox started or
     connection opened, modules imported) but selects no file."""
-    warm_up = ("grep", {"pattern": literal, "include": "*.none"})
-    call = ("grep", {"pattern": literal})
+    warm_up = ("grep", {"pattern": GREP_MARKER, "include": "*.none"})
+    call = ("grep", {"pattern": GREP_MARKER})
     if path == "sftp":
 
         async def over_sftp() -> dict[str, Any]:
@@ -1661,7 +1663,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.peak_grep_child:
         directory, warm, path = args.peak_grep_child
-        peak_child(directory, warm, grep=GREP_MARKER, grep_path=path)
+        peak_child(directory, warm, grep_path=path)
         return 0
     global CONTAINED
     CONTAINED = not args.roots_off
