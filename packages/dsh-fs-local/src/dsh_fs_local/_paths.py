@@ -55,8 +55,10 @@ def version_of(s: os.stat_result) -> str:
 
     ``(dev, ino, size, mtime_ns, ctime_ns)``: a rename-replace changes the
     inode, an in-place rewrite changes ``ctime`` (which no user can set back).
+    A listing makes one per child: ``%`` formats the five numbers in half the
+    time of an f-string's ``:x`` specs (docs/maintaining/benchmarks.md, G1).
     """
-    return f"{s.st_dev:x}:{s.st_ino:x}:{s.st_size:x}:{s.st_mtime_ns:x}:{s.st_ctime_ns:x}"
+    return "%x:%x:%x:%x:%x" % (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)  # noqa: UP031
 
 
 def entry_type_of(mode: int) -> EntryType:
