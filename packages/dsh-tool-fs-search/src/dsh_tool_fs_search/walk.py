@@ -95,9 +95,14 @@ class SearchScope:
     ancestors_dropped: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Candidate:
-    """One file to report or search; ``path`` is relative to the searched directory."""
+    """One file to report or search; ``path`` is relative to the searched directory.
+
+    Not frozen (nothing changes one once built): a walk builds one per file,
+    and a frozen dataclass takes 3.5 times as long to build (0.7 against 0.2 µs
+    here; docs/maintaining/benchmarks.md, G1).
+    """
 
     path: str
     target: FsTarget
