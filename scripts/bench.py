@@ -1067,6 +1067,44 @@ async def r5n(row: Row, d: Data, runs: int) -> None:
     await r4n(row, d, runs, REGEX_METHOD)
 
 
+def texts_of(tree: str, names: set[bytes]) -> list[str]:
+    """The texts of the files ``names`` (relative to ``tree``) that are valid UTF-8."""
+    texts = []
+    for name in sorted(names):
+        with open(os.path.join(os.fsencode(tree), name), "rb") as f:
+            data = f.read()
+        with contextlib.suppress(UnicodeDecodeError):
+            texts.append(data.decode("utf-8"))
+    return texts
+
+
+async def r4m(row: Row, d: Data, runs: int, pattern: str = REGEX_CASELESS) -> None:
+    """R4M/R5M: the regular expression rows' matching alone — ``LineMatcher.count_lines``
+    (the RE2 loop of a full page, through ``google-re2``'s public API) over the texts of
+    the files that hold a match, read and decoded before any timing — against the row's
+    ``rg -n``. With R4N/R5N (the listing) it is a floor of R4/R5 that leaves out the reads."""
+    from dsh_tool_fs_search.lines import LineMatcher
+
+    tree = search_tree(d)
+    command = rg_grep_command(pattern, fixed=False)
+    listed = rg_output(command, tree)
+    matches = listed.count(b"\n")
+    texts = texts_of(tree, {line.split(b":", 1)[0] for line in listed.splitlines()})
+    matcher = LineMatcher.compile(pattern)
+
+    def product() -> None:
+        counted = sum(matcher.count_lines(text) for text in texts)
+        if counted != matches:
+            raise ProductError(f"count_lines counted {counted} lines, rg {matches}")
+
+    await measure(row, sync_op(product), sync_op(lambda: run_rg_process(command, tree)), runs)
+    row.note = f"{matches} matching lines in {len(texts)} texts, counted"
+
+
+async def r5m(row: Row, d: Data, runs: int) -> None:
+    await r4m(row, d, runs, REGEX_METHOD)
+
+
 # G1/G2: glob and grep through the seam (dsh-tool-fs-search), no native fast path
 
 G_VCS = {".git", ".hg", ".svn", ".jj"}
@@ -1346,6 +1384,18 @@ async def f9(row: Row, d: Data, runs: int) -> None:
     await f8(row, d, runs, grep=True)
 
 
+async def sftp_writes(sftp: Any, path: str) -> None:
+    """F7's baseline: W7's writes done directly with asyncssh — a temporary opened
+    exclusively, written, ``fsync``ed and closed, then renamed over ``path``."""
+    for i in range(W7_WRITES):
+        temporary = f"{path}.{i}.tmp"
+        f = await sftp.open(temporary, "xb")
+        await f.write(W7_CONTENTS[i % 2].encode())
+        await f.fsync()
+        await f.close()
+        await sftp.posix_rename(temporary, path)
+
+
 async def f7(row: Row, d: Data, runs: int) -> None:
     async with SftpBench(d.root) as b:
         small = os.path.join(d.root, "remote-small.txt")
@@ -1359,13 +1409,7 @@ async def f7(row: Row, d: Data, runs: int) -> None:
                 await b.call("write", args, operation="update")
 
         async def baseline() -> None:
-            for i in range(W7_WRITES):
-                temporary = f"{raw}.{i}.tmp"
-                f = await b.sftp.open(temporary, "xb")
-                await f.write(W7_CONTENTS[i % 2].encode())
-                await f.fsync()
-                await f.close()
-                await b.sftp.posix_rename(temporary, raw)
+            await sftp_writes(b.sftp, raw)
 
         await measure(row, product, baseline, runs)
         row.note = (
@@ -1374,6 +1418,40 @@ async def f7(row: Row, d: Data, runs: int) -> None:
             "the state under it and the old file's open behind it; the lock's token and "
             "clock with the previous bytes' read and the temporary's creation; the bytes "
             "with setstat, fsync and stat; close, rename and the lock's release"
+        )
+
+
+async def f7n(row: Row, d: Data, runs: int) -> None:
+    """F7N: F7's floor on the backend — the same 200 guarded writes by
+    ``SftpFileSystem.write_text`` alone (``ReplaceIfVersion`` of the version the write
+    before returned, as the policy asks), with no host, hook, tool or ``resolve``."""
+    from dsh_fs import ReplaceIfVersion
+
+    async with SftpBench(d.root) as b:
+        small = os.path.join(d.root, "remote-small-n.txt")
+        raw = os.path.join(d.root, "remote-raw-n.txt")
+        write_file(small, W7_CONTENTS[1])
+        target = await b.backend.resolve(small)
+        info = await b.backend.stat(target)
+        assert info is not None
+        version = info.version
+
+        async def product() -> None:
+            nonlocal version
+            for i in range(W7_WRITES):
+                intent = ReplaceIfVersion(version)
+                outcome = await b.backend.write_text(target, W7_CONTENTS[i % 2], intent)
+                if outcome.operation != "update":
+                    raise ProductError(f"write_text made a {outcome.operation}, not an update")
+                version = outcome.version
+
+        async def baseline() -> None:
+            await sftp_writes(b.sftp, raw)
+
+        await measure(row, product, baseline, runs)
+        row.note = (
+            "the backend's own requests per write: the tool's resolve is the one round trip "
+            "of F7's that it leaves out"
         )
 
 
@@ -1394,6 +1472,7 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "G2N": ("G2's listing and reads alone", "ms", None, "info", g2n),
     "F3": ("W3 over SFTP (loopback sshd), 1 MB", "µs", 1.3, "≤ 1.3", f3),
     "F7": ("W7 over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", f7),
+    "F7N": ("F7's writes by the backend alone", "ms", None, "info", f7n),
     "F8": ("G1's glob over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", f8),
     "F9": ("G2's grep over SFTP (loopback sshd)", "ms", 2.0, "≤ 2.0", f9),
     "S1": ("start-up: one dsh-fs call read process", "ms", 2.0, "≤ 2.0", s1),
@@ -1410,6 +1489,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "R3T": ("R3N's flags, rg not confined", "ms", None, "info", r3t),
     "R4N": ("R4's confined rg alone (--text)", "ms", None, "info", r4n),
     "R5N": ("R5's confined rg alone (--text)", "ms", None, "info", r5n),
+    "R4M": ("R4's matching alone (count_lines)", "ms", None, "info", r4m),
+    "R5M": ("R5's matching alone (count_lines)", "ms", None, "info", r5m),
 }
 BASELINE_NAMES = {
     "W1": "strict 1 MiB decode + count",
@@ -1428,6 +1509,7 @@ BASELINE_NAMES = {
     "G2N": "G2's: walk + read + decode + count",
     "F3": "asyncssh read+splitlines+format",
     "F7": "asyncssh tmp+write+fsync+rename",
+    "F7N": "F7's: asyncssh tmp+write+fsync+rename",
     "F8": "asyncssh readdir walk + match + sort",
     "F9": "asyncssh walk + read + decode + count",
     "S1": f"python -c '{IMPORT_FLOOR}'",
@@ -1444,6 +1526,8 @@ BASELINE_NAMES = {
     "R3T": "R3's: rg -n -F",
     "R4N": "R4's: rg -n",
     "R5N": "R5's: rg -n",
+    "R4M": "R4's: rg -n",
+    "R5M": "R5's: rg -n",
 }
 
 # ---------------------------------------------------------------------------
