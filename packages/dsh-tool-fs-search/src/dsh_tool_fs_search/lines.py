@@ -157,11 +157,14 @@ class LineScanner:
     rest of an over-long line is passed over, and a match there is not seen).
     """
 
-    __slots__ = ("_carry", "_carry_full", "_finditer", "_lines")
+    __slots__ = ("_carry", "_carry_full", "_finditer", "_lines", "_uncounted")
 
     def __init__(self, finditer: _Finditer) -> None:
         self._finditer = finditer
-        self._lines = 0  # complete lines before the carried one
+        self._lines = 0  # complete lines before the carried one, but for _uncounted
+        # The newlines of data[start:] of the last scan, counted only when a later line
+        # needs its number: most texts have no line after their last "\n", or no match.
+        self._uncounted: tuple[bytes, int] | None = None
         self._carry = b""
         self._carry_full = False
 
@@ -206,12 +209,21 @@ class LineScanner:
         already and whose ``\\n`` was added: another ``\\r`` before it is text.
         """
         data = _lf(data, crlf)
-        number = self._lines
-        counted = 0  # data[:counted] holds `number - self._lines` newlines
+        number = self._lines_before()
+        counted = 0  # data[:counted] holds the newlines of lines numbered so far
         for found in _line_matches(self._finditer, data):
             (at, stop), end = found.span(), found.span(1)[1]
             start = data.rfind(b"\n", 0, at) + 1
             number += data.count(b"\n", counted, start) + 1
             counted = stop + 1
             yield MatchedLine(number, data[start:stop], at - start, min(end, stop) - start)
-        self._lines = number + data.count(b"\n", counted)
+        self._lines = number
+        self._uncounted = (data, counted)
+
+    def _lines_before(self) -> int:
+        """The complete lines scanned so far (the newlines left uncounted counted now)."""
+        if self._uncounted is not None:
+            data, counted = self._uncounted
+            self._lines += data.count(b"\n", counted)
+            self._uncounted = None
+        return self._lines
