@@ -88,7 +88,7 @@ class LineMatcher:
     def lines(self, text: str) -> Iterator[MatchedLine]:
         """The matching lines of a whole text."""
         scanner = self.scanner()
-        yield from scanner.feed(text)
+        yield from scanner.feed(text, final=True)
         yield from scanner.finish()
 
     def count_lines(self, text: str) -> int:
@@ -162,14 +162,16 @@ class LineScanner:
     def __init__(self, finditer: _Finditer) -> None:
         self._finditer = finditer
         self._lines = 0  # complete lines before the carried one, but for _uncounted
-        # The newlines of data[start:] of the last scan, counted only when a later line
-        # needs its number: most texts have no line after their last "\n", or no match.
+        # The newlines of data[start:] of a whole text's scan, counted only if the text
+        # ends in a line without "\n" (whose number finish() needs).
         self._uncounted: tuple[bytes, int] | None = None
         self._carry = b""
         self._carry_full = False
 
-    def feed(self, chunk: str) -> Iterator[MatchedLine]:
-        """The matching lines that ``chunk`` completes."""
+    def feed(self, chunk: str, *, final: bool = False) -> Iterator[MatchedLine]:
+        """The matching lines that ``chunk`` completes; ``final``: no chunk follows, only
+        :meth:`finish` (then the lines after the last match are counted only if the text
+        ends in a line without ``\n``)."""
         data = chunk.encode("utf-8", "surrogatepass")
         end = data.rfind(b"\n")
         if end < 0:
@@ -183,6 +185,8 @@ class LineScanner:
             self._carry, self._carry_full = b"", False
         tail = data[end + 1 :]
         yield from self._scan(head)
+        if not final:  # more chunks follow: count now rather than hold this one's bytes
+            self._lines_before()
         self._hold(tail)
 
     def finish(self) -> Iterator[MatchedLine]:
