@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import codecs
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -1408,10 +1409,7 @@ async def f7(row: Row, d: Data, runs: int) -> None:
                 args = {"file_path": small, "content": W7_CONTENTS[i % 2]}
                 await b.call("write", args, operation="update")
 
-        async def baseline() -> None:
-            await sftp_writes(b.sftp, raw)
-
-        await measure(row, product, baseline, runs)
+        await measure(row, product, functools.partial(sftp_writes, b.sftp, raw), runs)
         row.note = (
             "per write, 6 round trips and 18 requests against the baseline's 5 and 5: "
             "resolve's walk; the write's walk (containment); the lock's exclusive open with "
@@ -1445,10 +1443,7 @@ async def f7n(row: Row, d: Data, runs: int) -> None:
                     raise ProductError(f"write_text made a {outcome.operation}, not an update")
                 version = outcome.version
 
-        async def baseline() -> None:
-            await sftp_writes(b.sftp, raw)
-
-        await measure(row, product, baseline, runs)
+        await measure(row, product, functools.partial(sftp_writes, b.sftp, raw), runs)
         row.note = (
             "the backend's own requests per write: the tool's resolve is the one round trip "
             "of F7's that it leaves out"
