@@ -69,12 +69,11 @@ async def search_files(
                 if not await _search_streamed(ex, candidate, matcher, page, deadline):
                     return False
                 continue
-            page.begin_file(candidate.path)
-            if isinstance(text, FsError):
+            if isinstance(text, FsError):  # refused before any match: nothing to withdraw
                 if text.code is FsErrorCode.FS_ABORTED:
                     raise text
-                page.discard_file()
                 continue
+            page.begin_file(candidate.path)
             if page.full:  # the lines are only counted from here on
                 page.add_counted(matcher.count_lines(text))
             else:

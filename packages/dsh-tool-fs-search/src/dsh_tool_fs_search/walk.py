@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import posixpath
 import time
 from collections.abc import Iterable, Mapping
@@ -128,9 +129,9 @@ def order_key(path: str) -> tuple[tuple[str, str], ...]:
     return tuple((segment.casefold(), segment) for segment in path.split("/"))
 
 
-def _time_key(modified_ns: int | None) -> tuple[bool, int]:
+def _time_key(modified_ns: int | None) -> float:
     # Newest first; a file without a modification time sorts after every file with one.
-    return (modified_ns is None, -(modified_ns or 0))
+    return math.inf if modified_ns is None else -modified_ns
 
 
 def order_paths(times: Mapping[str, int | None], first: int | None = None) -> list[str]:
