@@ -171,7 +171,7 @@ class LineScanner:
     def feed(self, chunk: str, *, final: bool = False) -> Iterator[MatchedLine]:
         """The matching lines that ``chunk`` completes; ``final``: no chunk follows, only
         :meth:`finish` (then the lines after the last match are counted only if the text
-        ends in a line without ``\n``)."""
+        ends in a line without ``\\n``)."""
         data = chunk.encode("utf-8", "surrogatepass")
         end = data.rfind(b"\n")
         if end < 0:
