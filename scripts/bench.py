@@ -151,8 +151,7 @@ def generate(root: str, wanted: set[str]) -> Data:
         os.mkdir(d.crowded)
         for i in range(20_000):
             os.close(os.open(os.path.join(d.crowded, f"module_{i:05d}.py"), os.O_CREAT, 0o644))
-    search_rows = {"R1", "R1S", "R1N", "R2", "R3", "R3N", "R3T", "R4", "R4N", "R5", "R5N"}
-    if wanted & ({"G1", "G1N", "G2", "G2N", "F8", "F9"} | search_rows):
+    if wanted & TREE_ROWS:
         # A real source tree: this environment's packages, symlinks kept as symlinks.
         d.source_tree = os.path.join(root, "site-packages")
         site = next(p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p))
@@ -1487,6 +1486,8 @@ WORKLOADS: dict[str, tuple[str, str, float | None, str, Callable[..., Awaitable[
     "R4M": ("R4's matching alone (count_lines)", "ms", None, "info", r4m),
     "R5M": ("R5's matching alone (count_lines)", "ms", None, "info", r5m),
 }
+TREE_ROWS = {w for w in WORKLOADS if w[0] in "GR" and w != "R0"} | {"F8", "F9"}
+"""The rows that search the site-packages copy (``generate`` makes it only for them)."""
 BASELINE_NAMES = {
     "W1": "strict 1 MiB decode + count",
     "W2": "strict 1 MiB decode + count",
@@ -1643,11 +1644,24 @@ def measure_peak_grep(directory: str, warm: str, path: str) -> tuple[float, str]
 
 
 PEAK_GREPS = {
-    "R2G": ("native", "peak memory: grep literal, 1 GiB file"),
-    "G2G": ("seam", "peak memory: R2G on the seam path"),
-    "F9G": ("sftp", "peak memory: R2G over SFTP"),
+    "R2G": (
+        "native",
+        "peak memory: grep literal, 1 GiB file",
+        "{native} — rg runs in its own process, not counted",
+    ),
+    "G2G": (
+        "seam",
+        "peak memory: R2G on the seam path",
+        "seam path (DSH_FS_SEARCH_NATIVE=0): the file streamed through stream_text",
+    ),
+    "F9G": (
+        "sftp",
+        "peak memory: R2G over SFTP",
+        "over SFTP (loopback sshd): the server's processes are not counted",
+    ),
 }
-"""The 1 GiB grep on each path: its row, the path, its title."""
+"""The 1 GiB grep on each path: its row, the path, its title, its note (``{native}``: the
+native path's state)."""
 PEAK_IDS = ("W1G", *PEAK_GREPS)
 
 
@@ -1852,7 +1866,7 @@ def peaks(rows: list[Row], d: Data, wanted: list[str], root: str) -> None:
     directory = os.path.join(root, "gig")
     big = os.path.join(directory, "gigabyte.txt")
     for wid in greps:  # one 1 GiB file for the three paths
-        path, title = PEAK_GREPS[wid]
+        path, title, path_note = PEAK_GREPS[wid]
         row = Row(wid, title, "ms", None, "≤ 64 MB")
         rows.append(row)
         log(f"{wid} peak memory …")
@@ -1865,7 +1879,7 @@ def peaks(rows: list[Row], d: Data, wanted: list[str], root: str) -> None:
             row.peak_mb, detail = measure_peak_grep(directory, warm, path)
             row.note = (
                 f"peak RSS growth {row.peak_mb:.1f} MB of the host (bound 64 MB; the grep took "
-                f"{detail}); {_grep_path_note(path)}"
+                f"{detail}); {path_note.format(native=native_state())}"
             )
         except (ProductError, ImportError) as exc:
             row.error = f"peak memory: {exc}"
@@ -1885,14 +1899,6 @@ def peaks(rows: list[Row], d: Data, wanted: list[str], root: str) -> None:
             if os.path.exists(gig):
                 os.remove(gig)
         log(f"  {row.result}")
-
-
-def _grep_path_note(path: str) -> str:
-    if path == "sftp":
-        return "over SFTP (loopback sshd): the server's processes are not counted"
-    if path == "seam":
-        return "seam path (DSH_FS_SEARCH_NATIVE=0): the file streamed through stream_text"
-    return f"{native_state()} — rg runs in its own process, not counted"
 
 
 def machine() -> dict[str, Any]:
